@@ -1,0 +1,41 @@
+// Diagnostics are data: every check in the library returns them instead of printing or throwing.
+
+export type Severity = 'error' | 'warning';
+
+export interface Diagnostic {
+  readonly severity: Severity;
+  /** Stable kebab-case identifier, e.g. `unknown-field`, `ensemble-cycle`. */
+  readonly code: string;
+  /** A sentence: what is wrong, where, and how to fix it (with Triton's own wording where Triton has one). */
+  readonly message: string;
+  /** Path relative to the path the user gave, with `/` separators. */
+  readonly file: string;
+  /** 1-based line, when the fault has a place in a text file. */
+  readonly line?: number;
+  /** 1-based column (in characters), when `line` is set. */
+  readonly column?: number;
+  /** The model (directory name) the fault belongs to. */
+  readonly model?: string;
+  /** A caret excerpt of the offending line, for human output (never in `--json` unless present). */
+  readonly excerpt?: string;
+}
+
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === 'error');
+}
+
+/** Orders diagnostics by file, line, column, then code, so output is stable. */
+export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return [...diagnostics].sort(
+    (a, b) =>
+      compare(a.file, b.file) ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      (a.column ?? 0) - (b.column ?? 0) ||
+      compare(a.code, b.code) ||
+      compare(a.message, b.message),
+  );
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,7 @@
+// Test-wide environment: skip aws-cdk-lib's per-template schema validation (about 3 s per synth) and keep
+// every AWS SDK client away from real credentials and regions.
+process.env.CDK_VALIDATION = 'false';
+process.env.AWS_ACCESS_KEY_ID ??= 'test-access-key';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test-secret-key';
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.AWS_EC2_METADATA_DISABLED = 'true';
