@@ -39,3 +39,25 @@ export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** `file:line:col` (or just `file`) for a diagnostic. */
+export function diagnosticLocation(d: Diagnostic): string {
+  return d.line !== undefined ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
+}
+
+/** One diagnostic as text: `file:line:col: error [code] message`, then the caret excerpt when there is one. */
+export function formatDiagnostic(d: Diagnostic, options: { excerpt?: boolean; prefix?: string } = {}): string {
+  const prefix = options.prefix ?? '';
+  let text = `${prefix}${diagnosticLocation(d)}: ${d.severity} [${d.code}] ${d.message}`;
+  if (options.excerpt !== false && d.excerpt) {
+    text += '\n' + d.excerpt.split('\n').map((l) => `${prefix}    ${l}`).join('\n');
+  }
+  return text;
+}
+
+/** "2 errors, 1 warning" */
+export function countSummary(diagnostics: readonly Diagnostic[]): string {
+  const errors = diagnostics.filter((d) => d.severity === 'error').length;
+  const warnings = diagnostics.length - errors;
+  return `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
+}

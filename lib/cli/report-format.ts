@@ -1,0 +1,40 @@
+// Human and JSON renderings of a validation report, shared by `validate` and `package`.
+
+import { countSummary, formatDiagnostic } from '../repository/diagnostics';
+import type { ValidationReport } from '../repository/validate';
+
+/** The report as the documented JSON object (models without their parsed configs). */
+export function reportToJson(report: ValidationReport): object {
+  return {
+    ok: report.ok,
+    models: report.models.map((m) => ({
+      name: m.name,
+      path: m.path,
+      platform: m.platform ?? null,
+      backend: m.backend ?? null,
+      versions: m.versions,
+    })),
+    diagnostics: report.diagnostics.map(({ excerpt: _excerpt, ...d }) => d),
+  };
+}
+
+/** Diagnostics grouped by model, each with file:line:col and its caret excerpt, then a one-line summary. */
+export function formatReport(report: ValidationReport, target: string): string {
+  const lines: string[] = [];
+  const byModel = new Map<string, typeof report.diagnostics>();
+  for (const d of report.diagnostics) {
+    const key = d.model ?? '';
+    byModel.set(key, [...(byModel.get(key) ?? []), d]);
+  }
+  const order = ['', ...report.models.map((m) => m.name)];
+  for (const key of [...new Set([...order, ...byModel.keys()])]) {
+    const list = byModel.get(key);
+    if (!list) continue;
+    lines.push(key ? `${key}:` : `${target}:`);
+    for (const d of list) lines.push(formatDiagnostic(d, { prefix: '  ' }));
+  }
+  const models = report.models.length;
+  const verdict = report.ok ? 'valid' : 'invalid';
+  lines.push(`${target}: ${verdict} (${models} model${models === 1 ? '' : 's'}; ${countSummary(report.diagnostics)})`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,611 @@
+// config.pbtxt → ModelConfig: a protobuf text-format parser driven by the ModelConfig descriptor.
+// It accepts what Google's TextFormat parser accepts and reports what it rejects (with protobuf's own wording) as
+// diagnostics with line, column and a caret excerpt. It never throws on user input.
+
+import type { Diagnostic } from '../repository/diagnostics';
+import type { FieldDescriptor, ScalarType, SchemaDescriptor, ValueDescriptor } from './descriptor';
+import { MODEL_CONFIG_DESCRIPTOR } from './model-config.descriptor';
+import type { ModelConfig } from './model-config-schema';
+import { Scanner, Token } from './text-format-scanner';
+
+/** Larger config files are refused: real ones are a few kilobytes. */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+/** Protobuf's default recursion limit for text parsing. */
+export const MAX_NESTING_DEPTH = 100;
+
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+  readonly offset: number;
+}
+
+/** Where each parsed message and field came from, for diagnostics raised by later rules. */
+export class ConfigPositions {
+  private readonly byObject = new WeakMap<object, Map<string, SourcePosition>>();
+
+  /** The position of `field` (its name token) in `message`, or of the message itself when `field` is omitted. */
+  of(message: object | undefined, field?: string, index?: number): SourcePosition | undefined {
+    if (!message) return undefined;
+    const positions = this.byObject.get(message);
+    if (!positions) return undefined;
+    if (field === undefined) return positions.get('');
+    return (index !== undefined ? positions.get(`${field}#${index}`) : undefined) ?? positions.get(field);
+  }
+
+  set(message: object, key: string, position: SourcePosition): void {
+    let positions = this.byObject.get(message);
+    if (!positions) this.byObject.set(message, (positions = new Map()));
+    if (!positions.has(key)) positions.set(key, position);
+  }
+}
+
+export interface ParseOptions {
+  /** The file name used in diagnostics. */
+  readonly file?: string;
+  /** The model the file belongs to, copied into diagnostics. */
+  readonly model?: string;
+}
+
+export interface ParseResult {
+  readonly config: ModelConfig;
+  readonly diagnostics: Diagnostic[];
+  readonly positions: ConfigPositions;
+}
+
+export function parseModelConfig(text: string, options: ParseOptions = {}): ParseResult {
+  return parseTextFormat(text, MODEL_CONFIG_DESCRIPTOR, options) as ParseResult;
+}
+
+export function parseTextFormat(
+  text: string,
+  schema: SchemaDescriptor,
+  options: ParseOptions = {},
+): { config: Record<string, unknown>; diagnostics: Diagnostic[]; positions: ConfigPositions } {
+  const parser = new TextFormatParser(text, schema, options);
+  return parser.parse();
+}
+
+class SyntaxStop extends Error {}
+
+const INT_RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', [bigint, bigint]> = {
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
+};
+const BOOL_WORDS: Record<string, boolean> = { true: true, True: true, t: true, false: false, False: false, f: false };
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+class TextFormatParser {
+  private readonly scanner: Scanner;
+  private token: Token;
+  private readonly diagnostics: Diagnostic[] = [];
+  private readonly positions = new ConfigPositions();
+
+  constructor(
+    private readonly text: string,
+    private readonly schema: SchemaDescriptor,
+    private readonly options: ParseOptions,
+  ) {
+    this.scanner = new Scanner(text);
+    this.token = this.scanner.next();
+  }
+
+  parse() {
+    const config: Record<string, unknown> = {};
+    if (this.text.length > MAX_CONFIG_BYTES) {
+      this.report(this.token, 'config-too-large', `The file is ${this.text.length} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`);
+      return { config, diagnostics: this.diagnostics, positions: this.positions };
+    }
+    try {
+      this.positions.set(config, '', this.token);
+      this.parseFields(config, this.schema.root, undefined, 0);
+    } catch (err) {
+      if (!(err instanceof SyntaxStop)) throw err;
+    }
+    return { config, diagnostics: this.diagnostics, positions: this.positions };
+  }
+
+  // ---- messages -------------------------------------------------------------------------------------------
+
+  /** Parses fields until `close` (or end of input for the top level) into `target`. */
+  private parseFields(target: Record<string, unknown>, messageName: string, close: string | undefined, depth: number) {
+    const message = this.schema.messages[messageName]!;
+    const seen = new Map<string, Token>();
+    const oneofs = new Map<string, string>();
+    for (;;) {
+      const tok = this.token;
+      if (close === undefined ? tok.kind === 'eof' : this.isSymbol(close)) return;
+      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file: a message opened above is never closed.`);
+      if (tok.kind === 'symbol' && tok.text === '[') {
+        this.syntax(tok, 'Extensions and Any values ("[...]") are not part of Triton\'s ModelConfig.');
+      }
+      if (tok.kind !== 'identifier') this.syntax(tok, `Expected identifier, got: ${this.describe(tok)}`);
+      this.advance();
+      const fieldName = tok.text;
+      const field = message.fields[fieldName];
+      if (!field) {
+        const suggestion = closest(fieldName, Object.keys(message.fields));
+        this.report(
+          tok,
+          'unknown-field',
+          `Message type "inference.${messageName}" has no field named "${fieldName}".` +
+            (suggestion ? ` Did you mean "${suggestion}"?` : ` Known fields: ${Object.keys(message.fields).join(', ')}.`),
+        );
+        this.skipUnknownValue(depth);
+        this.skipSeparator();
+        continue;
+      }
+      this.positions.set(target, fieldName, tok);
+      const repeated = field.kind === 'map' || field.repeated === true;
+      if (!repeated) {
+        if (seen.has(fieldName)) {
+          this.report(
+            tok,
+            'duplicate-field',
+            `Non-repeated field "${fieldName}" is specified multiple times (first at line ${seen.get(fieldName)!.line}). Keep one of them.`,
+          );
+        }
+        seen.set(fieldName, tok);
+        const group = (field as { oneof?: string }).oneof;
+        if (group) {
+          const other = oneofs.get(group);
+          if (other && other !== fieldName) {
+            this.report(
+              tok,
+              'oneof-conflict',
+              `Field "${fieldName}" is specified along with field "${other}", another member of oneof "${group}". Only one of them may be set.`,
+            );
+          }
+          oneofs.set(group, fieldName);
+        }
+      }
+      this.parseFieldValue(target, fieldName, field, depth);
+      this.skipSeparator();
+    }
+  }
+
+  private parseFieldValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
+    const isMessageLike = field.kind === 'map' || field.kind === 'message';
+    if (this.isSymbol(':')) {
+      this.advance();
+    } else if (!isMessageLike) {
+      this.syntax(this.token, `Expected ":", found ${this.describe(this.token)}.`);
+    }
+    const repeated = field.kind === 'map' || field.repeated === true;
+    if (this.isSymbol('[')) {
+      const open = this.token;
+      if (!repeated) {
+        this.report(open, 'wrong-value-type', `Field "${name}" is not repeated: a list "[...]" cannot be given for it. Write a single value.`);
+      }
+      this.advance();
+      if (this.isSymbol(']')) {
+        this.advance();
+        if (field.kind !== 'map' && field.repeated && target[name] === undefined) target[name] = [];
+        return;
+      }
+      for (;;) {
+        this.parseOneValue(target, name, field, depth);
+        if (this.isSymbol(',')) {
+          this.advance();
+          continue;
+        }
+        if (this.isSymbol(']')) {
+          this.advance();
+          return;
+        }
+        this.syntax(this.token, `Expected "," or "]" in the list of "${name}", found ${this.describe(this.token)}.`);
+      }
+    }
+    this.parseOneValue(target, name, field, depth);
+  }
+
+  private parseOneValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
+    const start = this.token;
+    if (field.kind === 'map') {
+      const entry = this.parseMessageValue(`${name} entry`, depth, (entryTarget, d) =>
+        this.parseMapEntry(entryTarget, name, field.key, field.value, d),
+      );
+      if (!entry) return;
+      let map = target[name] as Record<string, unknown> | undefined;
+      if (!map) target[name] = map = Object.create(null) as Record<string, unknown>;
+      const key = entry.key === undefined ? defaultKey(field.key) : String(entry.key);
+      if (Object.prototype.hasOwnProperty.call(map, key)) {
+        this.report(start, 'duplicate-map-key', `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`, 'warning');
+      }
+      map[key] = entry.value === undefined ? defaultValue(field.value) : entry.value;
+      this.positions.set(map, key, start);
+      return;
+    }
+    let value: unknown;
+    if (field.kind === 'message') {
+      value = this.parseMessageValue(name, depth, (t, d) => this.parseFields(t, field.message, this.closeOf(t), d));
+      if (value === undefined) return;
+    } else {
+      value = this.parseScalarOrEnum(name, field);
+      if (value === undefined) return;
+    }
+    if (field.repeated) {
+      const list = (target[name] as unknown[] | undefined) ?? (target[name] = []) as unknown[];
+      this.positions.set(target, `${name}#${list.length}`, start);
+      list.push(value);
+    } else {
+      target[name] = value;
+    }
+  }
+
+  /** The closing symbol for the message being parsed into `target` (recorded when it was opened). */
+  private readonly closers = new WeakMap<object, string>();
+  private closeOf(target: object): string {
+    return this.closers.get(target)!;
+  }
+
+  private parseMessageValue(
+    name: string,
+    depth: number,
+    body: (target: Record<string, unknown>, depth: number) => void,
+  ): Record<string, unknown> | undefined {
+    const open = this.token;
+    if (!this.isSymbol('{') && !this.isSymbol('<')) {
+      this.syntax(open, `Expected "{" or "<" to start the message "${name}", found ${this.describe(open)}.`);
+    }
+    if (depth + 1 > MAX_NESTING_DEPTH) {
+      this.syntax(open, `Message nesting is deeper than ${MAX_NESTING_DEPTH} levels (protobuf's recursion limit).`);
+    }
+    const close = open.text === '{' ? '}' : '>';
+    this.advance();
+    const target: Record<string, unknown> = {};
+    this.closers.set(target, close);
+    this.positions.set(target, '', open);
+    body(target, depth + 1);
+    if (!this.isSymbol(close)) this.syntax(this.token, `Expected "${close}", found ${this.describe(this.token)}.`);
+    this.advance();
+    return target;
+  }
+
+  private parseMapEntry(
+    target: Record<string, unknown>,
+    mapName: string,
+    keyType: ScalarType,
+    valueType: ValueDescriptor,
+    depth: number,
+  ) {
+    const close = this.closeOf(target);
+    const seen = new Set<string>();
+    while (!this.isSymbol(close)) {
+      const tok = this.token;
+      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.`);
+      if (tok.kind !== 'identifier') this.syntax(tok, `Expected identifier, got: ${this.describe(tok)}`);
+      this.advance();
+      if (tok.text !== 'key' && tok.text !== 'value') {
+        this.report(tok, 'unknown-field', `Map entry of "${mapName}" has no field named "${tok.text}": write { key: ... value: ... }.`);
+        this.skipUnknownValue(depth);
+        this.skipSeparator();
+        continue;
+      }
+      if (seen.has(tok.text)) {
+        this.report(tok, 'duplicate-field', `Non-repeated field "${tok.text}" is specified multiple times.`);
+      }
+      seen.add(tok.text);
+      const descriptor: FieldDescriptor = tok.text === 'key' ? { kind: 'scalar', type: keyType } : valueType;
+      this.positions.set(target, tok.text, tok);
+      this.parseFieldValue(target, tok.text, descriptor, depth);
+      if (tok.text === 'key' && typeof target.key === 'bigint') target.key = target.key.toString();
+      this.skipSeparator();
+    }
+  }
+
+  // ---- scalars --------------------------------------------------------------------------------------------
+
+  private parseScalarOrEnum(name: string, field: ValueDescriptor): unknown {
+    const tok = this.token;
+    if (this.isSymbol('{') || this.isSymbol('<') || this.isSymbol('[')) {
+      const kindName = field.kind === 'enum' ? field.enum : (field as { type: string }).type;
+      this.report(tok, 'wrong-value-type', `Field "${name}" holds a ${kindName} value, not a message.`);
+      this.skipUnknownValue(0);
+      return undefined;
+    }
+    if (field.kind === 'enum') return this.parseEnum(name, field.enum);
+    switch ((field as { type: ScalarType }).type) {
+      case 'string':
+        return this.parseString(name);
+      case 'bool':
+        return this.parseBool(name);
+      case 'float':
+      case 'double':
+        return this.parseFloat(name);
+      default:
+        return this.parseInteger(name, (field as { type: 'int32' | 'uint32' | 'int64' | 'uint64' }).type);
+    }
+  }
+
+  private parseString(name: string): string | undefined {
+    const first = this.token;
+    if (first.kind !== 'string') {
+      this.expectValueToken(first);
+      this.report(first, 'wrong-value-type', `Expected string for field "${name}", got: ${this.describe(first)}. Put the value in double quotes.`);
+      this.skipScalar();
+      return undefined;
+    }
+    const parts: Uint8Array[] = [];
+    while (this.token.kind === 'string') {
+      parts.push(this.token.bytes!);
+      this.advance();
+    }
+    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts);
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      this.report(first, 'invalid-utf8', `String field "${name}" contains invalid UTF-8 data (proto3 strings must be UTF-8). Check the escape sequences.`);
+      return undefined;
+    }
+  }
+
+  private parseBool(name: string): boolean | undefined {
+    const tok = this.token;
+    this.expectValueToken(tok);
+    if (tok.kind === 'identifier' && tok.text in BOOL_WORDS) {
+      this.advance();
+      return BOOL_WORDS[tok.text];
+    }
+    if (tok.kind === 'integer' && (tok.text === '0' || tok.text === '1')) {
+      this.advance();
+      return tok.text === '1';
+    }
+    this.report(tok, 'wrong-value-type', `Invalid value for boolean field "${name}". Value: "${this.valueText()}". Use true or false.`);
+    this.skipScalar();
+    return undefined;
+  }
+
+  private parseFloat(name: string): number | undefined {
+    const start = this.token;
+    let negative = false;
+    if (this.isSymbol('-')) {
+      negative = true;
+      this.advance();
+    }
+    const tok = this.token;
+    this.expectValueToken(tok);
+    let value: number | undefined;
+    if (tok.kind === 'float') value = Number(tok.text.replace(/[fF]$/, ''));
+    else if (tok.kind === 'integer') value = Number(parseIntegerLiteral(tok.text));
+    else if (tok.kind === 'identifier') {
+      const word = tok.text.toLowerCase();
+      if (word === 'inf' || word === 'infinity') value = Infinity;
+      else if (word === 'nan') value = NaN;
+    }
+    if (value === undefined) {
+      this.report(start, 'wrong-value-type', `Expected double for field "${name}", got: ${this.describe(tok)}.`);
+      this.skipScalar();
+      return undefined;
+    }
+    this.advance();
+    return negative ? -value : value;
+  }
+
+  private parseInteger(name: string, type: 'int32' | 'uint32' | 'int64' | 'uint64'): number | bigint | undefined {
+    const start = this.token;
+    let negative = false;
+    if (this.isSymbol('-')) {
+      negative = true;
+      this.advance();
+    }
+    const tok = this.token;
+    this.expectValueToken(tok);
+    if (tok.kind !== 'integer') {
+      const what = tok.kind === 'float' ? `a floating-point number "${tok.text}"` : this.describe(tok);
+      this.report(start, 'wrong-value-type', `Expected integer for ${type} field "${name}", got: ${what}.`);
+      this.skipScalar();
+      return undefined;
+    }
+    this.advance();
+    let value = parseIntegerLiteral(tok.text);
+    if (negative) value = -value;
+    const [min, max] = INT_RANGES[type];
+    if (value < min || value > max) {
+      this.report(
+        start,
+        'integer-out-of-range',
+        `Integer out of range (${value}): field "${name}" is ${type}, which holds ${min} to ${max}.`,
+      );
+      return undefined;
+    }
+    return type === 'int64' || type === 'uint64' ? value : Number(value);
+  }
+
+  private parseEnum(name: string, enumName: string): string | undefined {
+    const values = this.schema.enums[enumName]!;
+    const start = this.token;
+    if (start.kind === 'identifier') {
+      this.advance();
+      if (values.includes(start.text)) return start.text;
+      if (start.text === 'TYPE_BYTES' && enumName === 'DataType') {
+        this.report(start, 'type-bytes', `Unknown enumeration value of "TYPE_BYTES" for field "${name}". Triton's config calls variable-length bytes TYPE_STRING (BYTES is only the name on the wire): write TYPE_STRING.`);
+        return undefined;
+      }
+      const suggestion = closest(start.text, values);
+      this.report(
+        start,
+        'unknown-enum-value',
+        `Unknown enumeration value of "${start.text}" for field "${name}".` +
+          (suggestion ? ` Did you mean "${suggestion}"?` : ` Allowed values: ${values.join(', ')}.`),
+      );
+      return undefined;
+    }
+    const number = this.parseInteger(name, 'int32');
+    if (number === undefined) return undefined;
+    const index = Number(number);
+    if (index < 0 || index >= values.length) {
+      this.report(start, 'unknown-enum-value', `Unknown enumeration value of "${index}" for field "${name}". Allowed values: ${values.map((v, i) => `${v} (${i})`).join(', ')}.`);
+      return undefined;
+    }
+    return values[index];
+  }
+
+  // ---- token helpers --------------------------------------------------------------------------------------
+
+  private advance(): void {
+    this.token = this.scanner.next();
+  }
+
+  private isSymbol(text: string): boolean {
+    return this.token.kind === 'symbol' && this.token.text === text;
+  }
+
+  private skipSeparator(): void {
+    if (this.isSymbol(',') || this.isSymbol(';')) this.advance();
+  }
+
+  /** An invalid token (bad escape, bad number) is a syntax error wherever a value is expected. */
+  private expectValueToken(tok: Token): void {
+    if (tok.kind === 'invalid') this.syntax(tok, tok.error!);
+    if (tok.kind === 'eof') this.syntax(tok, 'Unexpected end of file: a value is missing.');
+  }
+
+  private valueText(): string {
+    return this.token.text;
+  }
+
+  /** Skips one scalar value (with a sign, and adjacent strings) after a reported type error. */
+  private skipScalar(): void {
+    if (this.isSymbol('-')) this.advance();
+    if (this.token.kind === 'string') {
+      while (this.token.kind === 'string') this.advance();
+      return;
+    }
+    if (this.token.kind === 'identifier' || this.token.kind === 'integer' || this.token.kind === 'float') this.advance();
+  }
+
+  /** Skips the value of an unknown field: `: scalar`, `[...]`, `{...}` or `<...>`, checking only the bracketing. */
+  private skipUnknownValue(depth: number): void {
+    if (this.isSymbol(':')) this.advance();
+    if (this.isSymbol('[') || this.isSymbol('{') || this.isSymbol('<')) {
+      const stack: string[] = [];
+      do {
+        const tok = this.token;
+        if (tok.kind === 'eof') this.syntax(tok, 'Unexpected end of file inside a value.');
+        if (tok.kind === 'invalid') this.syntax(tok, tok.error!);
+        if (tok.kind === 'symbol') {
+          if (tok.text === '[' || tok.text === '{' || tok.text === '<') {
+            stack.push(tok.text === '[' ? ']' : tok.text === '{' ? '}' : '>');
+            if (depth + stack.length > MAX_NESTING_DEPTH) {
+              this.syntax(tok, `Message nesting is deeper than ${MAX_NESTING_DEPTH} levels (protobuf's recursion limit).`);
+            }
+          } else if (tok.text === ']' || tok.text === '}' || tok.text === '>') {
+            if (stack.pop() !== tok.text) this.syntax(tok, `Unbalanced "${tok.text}".`);
+          }
+        }
+        this.advance();
+      } while (stack.length > 0);
+      return;
+    }
+    const tok = this.token;
+    this.expectValueToken(tok);
+    if (tok.kind === 'symbol' && tok.text !== '-') this.syntax(tok, `Expected a value, found ${this.describe(tok)}.`);
+    this.skipScalar();
+  }
+
+  private describe(tok: Token): string {
+    if (tok.kind === 'eof') return 'end of file';
+    if (tok.kind === 'invalid') return tok.error!;
+    return `"${tok.text}"`;
+  }
+
+  private syntax(tok: Token, message: string): never {
+    this.report(tok, 'syntax-error', message);
+    throw new SyntaxStop();
+  }
+
+  private report(tok: { line: number; column: number; offset: number }, code: string, message: string, severity: 'error' | 'warning' = 'error') {
+    this.diagnostics.push({
+      severity,
+      code,
+      message,
+      file: this.options.file ?? 'config.pbtxt',
+      line: tok.line,
+      column: tok.column,
+      ...(this.options.model !== undefined ? { model: this.options.model } : {}),
+      excerpt: caretExcerpt(this.text, tok.offset, tok.column),
+    });
+  }
+}
+
+function parseIntegerLiteral(text: string): bigint {
+  if (/^0[xX]/.test(text)) return BigInt(text);
+  if (text.length > 1 && text.startsWith('0')) return BigInt(`0o${text.slice(1)}`);
+  return BigInt(text);
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function defaultKey(type: ScalarType): string {
+  return type === 'string' ? '' : type === 'bool' ? 'false' : '0';
+}
+
+function defaultValue(value: ValueDescriptor): unknown {
+  if (value.kind === 'message') return {};
+  if (value.kind === 'enum') return undefined;
+  switch (value.type) {
+    case 'string':
+      return '';
+    case 'bool':
+      return false;
+    case 'int64':
+    case 'uint64':
+      return 0n;
+    default:
+      return 0;
+  }
+}
+
+/** The line holding `offset`, and a caret under `column`. */
+export function caretExcerpt(text: string, offset: number, column: number): string {
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  let end = text.indexOf('\n', offset);
+  if (end < 0) end = text.length;
+  let line = text.slice(start, end).replace(/\r$/, '');
+  let caretAt = column - 1;
+  if (line.length > 160) {
+    const from = Math.max(0, caretAt - 80);
+    line = line.slice(from, from + 160);
+    caretAt -= from;
+  }
+  const pad = line.slice(0, caretAt).replace(/[^\t]/g, ' ');
+  return `${line}\n${pad}^`;
+}
+
+/** The candidate nearest to `word` by edit distance, if it is near enough to be a likely typo. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  const lower = word.toLowerCase();
+  for (const candidate of candidates) {
+    const d = editDistance(lower, candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Infinity;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

@@ -1,0 +1,236 @@
+// Tokens of protobuf text format (the syntax of config.pbtxt), each with its offset, line and column.
+// Scanning never throws: malformed input becomes an `invalid` token carrying the reason.
+
+export type TokenKind = 'identifier' | 'integer' | 'float' | 'string' | 'symbol' | 'eof' | 'invalid';
+
+export interface Token {
+  readonly kind: TokenKind;
+  /** The source text of the token. */
+  readonly text: string;
+  readonly offset: number;
+  readonly line: number;
+  readonly column: number;
+  /** For strings: the decoded bytes (escapes applied); for invalid tokens: why. */
+  readonly bytes?: Uint8Array;
+  readonly error?: string;
+}
+
+const CH_NEWLINE = 10;
+const CH_HASH = 35;
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+function isHexDigit(c: number): boolean {
+  return isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+}
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12;
+}
+
+const SIMPLE_ESCAPES: Record<string, number> = {
+  a: 7,
+  b: 8,
+  f: 12,
+  n: 10,
+  r: 13,
+  t: 9,
+  v: 11,
+  '\\': 92,
+  "'": 39,
+  '"': 34,
+  '?': 63,
+};
+
+export class Scanner {
+  private pos = 0;
+  private line = 1;
+  private lineStart = 0;
+
+  constructor(private readonly text: string) {}
+
+  next(): Token {
+    this.skipWhitespaceAndComments();
+    const start = this.pos;
+    const line = this.line;
+    const column = start - this.lineStart + 1;
+    const text = this.text;
+    if (start >= text.length) return { kind: 'eof', text: '', offset: start, line, column };
+    const c = text.charCodeAt(start);
+    const make = (kind: TokenKind, extra?: Partial<Token>): Token => ({
+      kind,
+      text: text.slice(start, this.pos),
+      offset: start,
+      line,
+      column,
+      ...extra,
+    });
+
+    if (isLetter(c)) {
+      this.pos++;
+      while (this.pos < text.length) {
+        const d = text.charCodeAt(this.pos);
+        if (!isLetter(d) && !isDigit(d)) break;
+        this.pos++;
+      }
+      return make('identifier');
+    }
+    if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number(make);
+    if (c === 34 || c === 39) return this.string(make);
+    this.pos++;
+    if ('{}<>[]:,;-/'.includes(text[start]!)) return make('symbol');
+    // Astral characters are two code units: report the whole character.
+    if (c >= 0xd800 && c <= 0xdbff && this.pos < text.length) this.pos++;
+    return make('invalid', { error: `Unexpected character "${text.slice(start, this.pos)}".` });
+  }
+
+  private skipWhitespaceAndComments(): void {
+    const text = this.text;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === CH_NEWLINE) {
+        this.pos++;
+        this.line++;
+        this.lineStart = this.pos;
+      } else if (isWhitespace(c)) {
+        this.pos++;
+      } else if (c === CH_HASH) {
+        while (this.pos < text.length && text.charCodeAt(this.pos) !== CH_NEWLINE) this.pos++;
+      } else {
+        return;
+      }
+    }
+  }
+
+  private number(make: (kind: TokenKind, extra?: Partial<Token>) => Token): Token {
+    const text = this.text;
+    const start = this.pos;
+    let kind: TokenKind = 'integer';
+    let error: string | undefined;
+    const c0 = text.charCodeAt(start);
+    const c1 = text.charCodeAt(start + 1);
+    if (c0 === 48 && (c1 === 120 || c1 === 88)) {
+      this.pos += 2;
+      if (!isHexDigit(text.charCodeAt(this.pos))) error = '"0x" must be followed by hex digits.';
+      while (isHexDigit(text.charCodeAt(this.pos))) this.pos++;
+    } else if (c0 === 48 && isDigit(c1)) {
+      while (isDigit(text.charCodeAt(this.pos))) this.pos++;
+      if (/[89]/.test(text.slice(start, this.pos))) error = 'Numbers starting with leading zero must be in octal.';
+    } else {
+      while (isDigit(text.charCodeAt(this.pos))) this.pos++;
+      if (text.charCodeAt(this.pos) === 46) {
+        kind = 'float';
+        this.pos++;
+        while (isDigit(text.charCodeAt(this.pos))) this.pos++;
+      }
+      const e = text.charCodeAt(this.pos);
+      if (e === 101 || e === 69) {
+        kind = 'float';
+        this.pos++;
+        const sign = text.charCodeAt(this.pos);
+        if (sign === 43 || sign === 45) this.pos++;
+        if (!isDigit(text.charCodeAt(this.pos))) error = '"e" must be followed by exponent.';
+        while (isDigit(text.charCodeAt(this.pos))) this.pos++;
+      }
+      const f = text.charCodeAt(this.pos);
+      if (f === 102 || f === 70) {
+        kind = 'float';
+        this.pos++;
+      }
+    }
+    const after = text.charCodeAt(this.pos);
+    if (!error && (isLetter(after) || isDigit(after) || after === 46)) {
+      while (this.pos < text.length && (isLetter(text.charCodeAt(this.pos)) || isDigit(text.charCodeAt(this.pos)))) {
+        this.pos++;
+      }
+      error = 'Need space between number and identifier.';
+    }
+    return error ? make('invalid', { error }) : make(kind);
+  }
+
+  private string(make: (kind: TokenKind, extra?: Partial<Token>) => Token): Token {
+    const text = this.text;
+    const quote = text.charCodeAt(this.pos);
+    this.pos++;
+    const contentStart = this.pos;
+    let simple = true;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === quote) break;
+      if (c === CH_NEWLINE) return make('invalid', { error: 'String literals cannot cross line boundaries.' });
+      if (c === 92) {
+        simple = false;
+        this.pos += 2;
+        continue;
+      }
+      if (c > 127) simple = false;
+      this.pos++;
+    }
+    if (this.pos >= text.length) return make('invalid', { error: 'Unexpected end of string.' });
+    const content = text.slice(contentStart, this.pos);
+    this.pos++;
+    if (simple) return make('string', { bytes: asciiBytes(content) });
+    const decoded = decodeEscapes(content);
+    if (typeof decoded === 'string') return make('invalid', { error: decoded });
+    return make('string', { bytes: decoded });
+  }
+}
+
+function asciiBytes(s: string): Uint8Array {
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return bytes;
+}
+
+/** Applies C escapes to a string literal's content; returns the bytes, or an error message. */
+function decodeEscapes(content: string): Uint8Array | string {
+  const out: number[] = [];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < content.length; ) {
+    const ch = content[i]!;
+    if (ch !== '\\') {
+      const cp = content.codePointAt(i)!;
+      const chunk = String.fromCodePoint(cp);
+      if (cp < 128) out.push(cp);
+      else for (const b of encoder.encode(chunk)) out.push(b);
+      i += chunk.length;
+      continue;
+    }
+    const e = content[i + 1];
+    if (e === undefined) return 'Invalid escape sequence in string literal.';
+    if (e in SIMPLE_ESCAPES) {
+      out.push(SIMPLE_ESCAPES[e]!);
+      i += 2;
+    } else if (e >= '0' && e <= '7') {
+      let j = i + 1;
+      let value = 0;
+      while (j < content.length && j < i + 4 && content[j]! >= '0' && content[j]! <= '7') {
+        value = value * 8 + (content.charCodeAt(j) - 48);
+        j++;
+      }
+      if (value > 255) return `Octal escape "\\${content.slice(i + 1, j)}" is out of range.`;
+      out.push(value);
+      i = j;
+    } else if (e === 'x' || e === 'X') {
+      let j = i + 2;
+      while (j < content.length && j < i + 4 && isHexDigit(content.charCodeAt(j))) j++;
+      if (j === i + 2) return 'Expected hex digits for escape sequence.';
+      out.push(parseInt(content.slice(i + 2, j), 16));
+      i = j;
+    } else if (e === 'u' || e === 'U') {
+      const width = e === 'u' ? 4 : 8;
+      const hex = content.slice(i + 2, i + 2 + width);
+      if (hex.length !== width || !/^[0-9a-fA-F]+$/.test(hex)) return `Expected ${width} hex digits after "\\${e}".`;
+      const cp = parseInt(hex, 16);
+      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return `"\\${e}${hex}" is not a valid Unicode code point.`;
+      for (const b of encoder.encode(String.fromCodePoint(cp))) out.push(b);
+      i += 2 + width;
+    } else {
+      return `Invalid escape sequence "\\${e}" in string literal.`;
+    }
+  }
+  return Uint8Array.from(out);
+}

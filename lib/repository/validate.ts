@@ -1,0 +1,75 @@
+// validateRepository: discovery, every model's rules, the ensemble graph and (optionally) the SageMaker MME archive
+// rules, as one report. This is the library entry point the CLI, the packer and the CDK constructs share.
+
+import type { ModelConfig } from '../config/model-config-schema';
+import { Diagnostic, hasErrors, sortDiagnostics } from './diagnostics';
+import { discoverModels, DiscoverOptions } from './discover';
+import type { LoadedModel } from './model';
+import { checkModel } from './model-rules';
+
+export { RepositoryAccessError } from './discover';
+
+export interface ModelSummary {
+  readonly name: string;
+  /** The model directory relative to the path given ('.' when the path is the model directory). */
+  readonly path: string;
+  readonly platform?: string;
+  readonly backend?: string;
+  /** The versions Triton would load (version_policy applied). */
+  readonly versions: number[];
+  readonly config?: ModelConfig;
+}
+
+export interface ValidationReport {
+  readonly ok: boolean;
+  readonly models: ModelSummary[];
+  readonly diagnostics: Diagnostic[];
+}
+
+export interface ValidateOptions extends DiscoverOptions {
+  /** Also apply the SageMaker MME archive rules (the repository is one TargetModel archive). */
+  readonly mme?: boolean;
+  /** The TargetModel name the archive will be uploaded as (MME rules check it). */
+  readonly targetModel?: string;
+}
+
+export interface LoadedRepository {
+  readonly layout: 'repository' | 'model';
+  readonly root: string;
+  readonly models: LoadedModel[];
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Reads and parses every model (no rules beyond parsing and version directories). */
+export async function loadRepository(path: string, options: DiscoverOptions = {}): Promise<LoadedRepository> {
+  return discoverModels(path, options);
+}
+
+/**
+ * Validates a model repository (or one model directory) with Triton's rules. Throws `RepositoryAccessError` only when
+ * the path cannot be read as a directory at all; every fault in the repository is a diagnostic.
+ */
+export async function validateRepository(path: string, options: ValidateOptions = {}): Promise<ValidationReport> {
+  const discovery = discoverModels(path, options);
+  const diagnostics = [...discovery.diagnostics];
+  const models = discovery.models;
+  const renamed = new Set<string>();
+  for (const model of models) diagnostics.push(...checkModel(model, { renamed }));
+  const sorted = sortDiagnostics(diagnostics);
+  return {
+    ok: !hasErrors(sorted),
+    models: models.map(summarize),
+    diagnostics: sorted,
+  };
+}
+
+function summarize(model: LoadedModel): ModelSummary {
+  return {
+    name: model.name,
+    path: model.relDir || '.',
+    ...(model.platform ? { platform: model.platform } : {}),
+    ...(model.backend ? { backend: model.backend } : {}),
+    versions: [...model.versions],
+    config: model.config,
+  };
+}
