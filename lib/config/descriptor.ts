@@ -67,6 +67,11 @@ export function describeSchema(root: unknown): SchemaDescriptor {
       }
       case 'string':
         return { kind: 'scalar', type: 'string' };
+      case 'custom': {
+        const scalar = schema.meta()?.scalar as ScalarType | undefined;
+        if (!scalar) throw new Error('custom schemas need meta({ scalar })');
+        return { kind: 'scalar', type: scalar };
+      }
       case 'boolean':
         return { kind: 'scalar', type: 'bool' };
       case 'number':
@@ -81,7 +86,7 @@ export function describeSchema(root: unknown): SchemaDescriptor {
   };
 
   const describeField = (schema: ZodLike): FieldDescriptor => {
-    const meta = schema.meta() ?? {};
+    const meta = (schema._zod.def.type === 'optional' ? schema.meta() : undefined) ?? {};
     const inner = schema._zod.def.type === 'optional' ? (schema._zod.def.innerType as ZodLike) : schema;
     const def = inner._zod.def;
     if (def.type === 'record') {

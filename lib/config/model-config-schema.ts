@@ -12,7 +12,9 @@ const int32 = () => z.int32().optional();
 const uint32 = () => z.uint32().optional();
 const int64 = () => z.int64().optional();
 const uint64 = () => z.uint64().optional();
-const float = () => z.float32().optional();
+/** Protobuf floats hold inf and nan, which z.number() rejects: a number of any value, marked with its width. */
+const floatValue = (scalar: 'float' | 'double') => z.custom<number>((v) => typeof v === 'number').meta({ scalar });
+const float = () => floatValue('float').optional();
 const bool = () => z.boolean().optional();
 const string = () => z.string().optional();
 const repeated = <T extends z.ZodType>(element: T) => z.array(element).optional();
@@ -177,7 +179,7 @@ export const ModelDynamicBatching = message('ModelDynamicBatching', {
 export const SequenceControl = message('ModelSequenceBatching.Control', {
   kind: ControlKind.optional(),
   int32_false_true: repeated(z.int32()),
-  fp32_false_true: repeated(z.float32()),
+  fp32_false_true: repeated(floatValue('float')),
   bool_false_true: repeated(z.boolean()),
   data_type: DataType.optional(),
 });
@@ -251,7 +253,7 @@ export const ModelMetrics = message('ModelMetrics', {
     message('ModelMetrics.MetricControl', {
       metric_identifier: message('ModelMetrics.MetricControl.MetricIdentifier', { family: string() }).optional(),
       histogram_options: oneof(
-        message('ModelMetrics.MetricControl.HistogramOptions', { buckets: repeated(z.float64()) }),
+        message('ModelMetrics.MetricControl.HistogramOptions', { buckets: repeated(floatValue('double')) }),
         'metric_options',
       ),
     }),
