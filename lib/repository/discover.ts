@@ -57,6 +57,16 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   const models: LoadedModel[] = [];
   for (const entry of entries) {
     if (ignore(entry.name) || !isDirectory(root, entry)) continue;
+    if (isStrayDirectory(entry.name)) {
+      diagnostics.push({
+        severity: 'error',
+        code: 'stray-directory',
+        message: `'${entry.name}' is not a model, but Triton treats every subdirectory of a repository as one and fails to load it (SageMaker's MME loader counts it as a model directory too). Delete it before packaging.`,
+        file: entry.name,
+        model: entry.name,
+      });
+      continue;
+    }
     const dir = join(root, entry.name);
     models.push(loadModel(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), diagnostics, ignore));
   }
@@ -69,6 +79,11 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
     });
   }
   return { layout: 'repository', root, models, diagnostics };
+}
+
+/** Directories that tools leave behind and that are never meant as models: hidden ones and macOS zip debris. */
+export function isStrayDirectory(name: string): boolean {
+  return name.startsWith('.') || name === '__MACOSX';
 }
 
 function readEntries(dir: string, shown: string): Dirent[] {
