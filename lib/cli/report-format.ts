@@ -1,10 +1,16 @@
 // Human and JSON renderings of a validation report, shared by `validate` and `package`.
 
-import { countSummary, formatDiagnostic } from '../repository/diagnostics';
+import { countSummary, Diagnostic, formatDiagnostic } from '../repository/diagnostics';
 import type { ValidationReport } from '../repository/validate';
 
+export interface ReportJson {
+  readonly ok: boolean;
+  readonly models: { name: string; path: string; platform: string | null; backend: string | null; versions: number[] }[];
+  readonly diagnostics: Omit<Diagnostic, 'excerpt'>[];
+}
+
 /** The report as the documented JSON object (models without their parsed configs). */
-export function reportToJson(report: ValidationReport): object {
+export function reportToJson(report: ValidationReport): ReportJson {
   return {
     ok: report.ok,
     models: report.models.map((m) => ({

@@ -2,8 +2,11 @@
 // rules, as one report. This is the library entry point the CLI, the packer and the CDK constructs share.
 
 import type { ModelConfig } from '../config/model-config-schema';
+import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from './diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
+import { checkEnsembles } from './ensemble-graph';
+import { checkMmeArchive, defaultTargetModel, loadedModel } from './mme-rules';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
 
@@ -50,11 +53,26 @@ export async function loadRepository(path: string, options: DiscoverOptions = {}
  * the path cannot be read as a directory at all; every fault in the repository is a diagnostic.
  */
 export async function validateRepository(path: string, options: ValidateOptions = {}): Promise<ValidationReport> {
-  const discovery = discoverModels(path, options);
+  // In MME mode the repository is judged as it will be packed: what the packer leaves out is not there.
+  const ignore = options.ignore ?? (options.mme ? (name: string) => excludedReason(name) !== undefined : undefined);
+  const discovery = discoverModels(path, ignore ? { ignore } : {});
   const diagnostics = [...discovery.diagnostics];
   const models = discovery.models;
+  // SageMaker registers the model it loads under the TargetModel name, so that one's `name` may differ.
   const renamed = new Set<string>();
-  for (const model of models) diagnostics.push(...checkModel(model, { renamed }));
+  const loaded = options.mme ? loadedModel(discovery) : undefined;
+  if (loaded) renamed.add(loaded.name);
+
+  const byModel = new Map<string, Diagnostic[]>();
+  for (const model of models) {
+    const found = checkModel(model, { renamed });
+    byModel.set(model.name, [...discovery.diagnostics.filter((d) => d.model === model.name), ...found]);
+    diagnostics.push(...found);
+  }
+  diagnostics.push(...checkEnsembles(new Map(models.map((m) => [m.name, m])), { modelDiagnostics: byModel }));
+  if (options.mme) {
+    diagnostics.push(...(await checkMmeArchive(discovery, options.targetModel ?? defaultTargetModel(discovery.root))));
+  }
   const sorted = sortDiagnostics(diagnostics);
   return {
     ok: !hasErrors(sorted),

@@ -1,0 +1,114 @@
+// `mme-deploy package <repo> [-o out.tar.gz] [--name T] [--level 0-9] [--json]`: validate with the MME rules, then
+// write the archive atomically (temp file beside the target, renamed on success; Ctrl-C leaves nothing behind).
+
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, relative, resolve } from 'node:path';
+import { packRepository } from '../archive/pack-repository';
+import { writeStreamAtomically } from '../archive/write-file';
+import { countSummary } from '../repository/diagnostics';
+import { RepositoryAccessError } from '../repository/validate';
+import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { formatReport, reportToJson } from './report-format';
+
+export interface PackageOptions {
+  readonly output?: string;
+  readonly name?: string;
+  readonly level?: string;
+  readonly json?: boolean;
+}
+
+export async function runPackage(path: string, options: PackageOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  const level = parseLevel(options.level);
+  const name = options.name ?? (options.output ? basename(options.output) : undefined);
+  const repo = resolve(io.cwd, path);
+  let result;
+  try {
+    result = await packRepository(repo, { ...(name !== undefined ? { name } : {}), ...(level !== undefined ? { level } : {}) });
+  } catch (err) {
+    if (err instanceof RepositoryAccessError) throw new UsageError(err.message.replace(repo, path));
+    throw err;
+  }
+  if (!result.ok) {
+    if (options.json) io.stdout(JSON.stringify({ ...reportToJson(result.report), written: false }, null, 2) + '\n');
+    else io.stdout(formatReport(result.report, path) + 'Nothing was written: fix the errors above and run package again.\n');
+    return ExitCode.Failure;
+  }
+  const output = resolve(io.cwd, options.output ?? result.targetModel);
+  checkOutputPath(output, repo, result.stream);
+
+  let written;
+  try {
+    written = await writeStreamAtomically(result.stream, output, signal ? { signal } : {});
+  } catch (err) {
+    result.stream.destroy();
+    if ((err as Error).name === 'AbortError') throw new CliError('interrupted: no archive was written.', 130);
+    throw new CliError(`could not write ${output}: ${(err as Error).message}. Nothing was written.`);
+  }
+  const manifest = await result.manifest;
+  const shown = relative(io.cwd, output) || output;
+  if (options.json) {
+    io.stdout(
+      JSON.stringify(
+        {
+          ok: true,
+          written: true,
+          output: shown,
+          targetModel: manifest.targetModel,
+          size: written.size,
+          sha256: written.sha256,
+          entries: manifest.entries,
+          models: reportToJson(result.report).models,
+          excluded: manifest.excluded,
+          diagnostics: reportToJson(result.report).diagnostics,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    return ExitCode.Ok;
+  }
+  const lines: string[] = [];
+  if (result.report.diagnostics.length > 0) lines.push(formatReport(result.report, path).trimEnd());
+  lines.push(`Wrote ${shown}`);
+  lines.push(`  TargetModel  ${manifest.targetModel}`);
+  lines.push(`  size         ${formatBytes(written.size)} (${written.size} bytes, ${manifest.entries} entries)`);
+  lines.push(`  sha256       ${written.sha256}`);
+  lines.push(`  models       ${manifest.models.map((m) => `${m.name} (${m.platform ?? m.backend ?? '?'}, v${m.versions.join(',')})`).join(', ')}`);
+  if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.join(', ')}`);
+  if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);
+  lines.push('');
+  lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');
+  lines.push(`  mme-deploy push ${shown} --endpoint <endpoint-name>`);
+  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> --target-model ${manifest.targetModel} --model ${shown} --input <NAME>=@<file>`);
+  io.stdout(lines.join('\n') + '\n');
+  return ExitCode.Ok;
+}
+
+function parseLevel(level: string | undefined): number | undefined {
+  if (level === undefined) return undefined;
+  if (!/^[0-9]$/.test(level)) throw new UsageError(`--level must be a whole number from 0 to 9, got '${level}'.`);
+  return Number(level);
+}
+
+function checkOutputPath(output: string, repo: string, stream: NodeJS.ReadableStream & { destroy(): void }) {
+  const fail = (message: string) => {
+    stream.destroy();
+    throw new UsageError(message);
+  };
+  if (!output.endsWith('.tar.gz')) fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
+  const rel = relative(repo, output);
+  if (!rel.startsWith('..') && !rel.startsWith('/')) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+  if (existsSync(output) && statSync(output).isDirectory()) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
+  if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,199 @@
+// The SageMaker multi-model endpoint archive rules (sagemaker-mme-contract.md §3 and §8): how SageMaker's Triton
+// loader picks the model to register from an extracted archive, and what makes that choice fail or go astray.
+
+import { existsSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { readTarGz } from '../archive/tar-reader';
+import type { Diagnostic } from './diagnostics';
+import type { Discovery } from './discover';
+import { decoupledModels, topLevelEnsembles } from './ensemble-graph';
+import { isEnsemble } from './ensemble-rules';
+import { LoadedModel, relPath } from './model';
+import { resolveExecutionEnvPath } from './model-rules';
+
+/** SageMaker's textual ensemble detection: RE2 PartialMatch of this pattern on config.pbtxt (sagemaker_server.cc). */
+export const SAGEMAKER_ENSEMBLE_PATTERN = /platform:(\s)*"ensemble"/;
+/** SageMaker's loader warns above this many model directories in one archive. */
+export const MME_MODEL_WARNING_THRESHOLD = 5;
+/** conda-pack environments above this size slow every cold load (they are unpacked each time). */
+export const LARGE_ENV_BYTES = 500 * 1024 * 1024;
+
+/** The model SageMaker registers under the TargetModel name, when the archive makes that choice unambiguous. */
+export function loadedModel(discovery: Discovery): LoadedModel | undefined {
+  if (discovery.models.length === 1) return discovery.models[0];
+  const matching = discovery.models.filter((m) => m.configText !== undefined && SAGEMAKER_ENSEMBLE_PATTERN.test(m.configText));
+  if (matching.length === 1) return matching[0];
+  const top = topLevelEnsembles(new Map(discovery.models.map((m) => [m.name, m])));
+  return top.length === 1 ? top[0] : undefined;
+}
+
+/** The TargetModel name an archive of `path` gets by default: `<dirname>.tar.gz`. */
+export function defaultTargetModel(root: string): string {
+  const name = root.split(sep).filter(Boolean).pop() ?? 'model';
+  return `${name}.tar.gz`;
+}
+
+/** TargetModel naming rules: the S3 key below the endpoint's prefix, also Triton's model name. */
+export function targetModelProblems(targetModel: string): string | undefined {
+  if (targetModel.includes('/')) return `TargetModel '${targetModel}' contains '/': Triton refuses it ("invalid model name '${targetModel}', model name must not contain path traversal characters"). Use a flat name such as '${targetModel.split('/').pop()}'.`;
+  if (!targetModel.endsWith('.tar.gz') || targetModel === '.tar.gz') return `TargetModel '${targetModel}' must end in '.tar.gz': SageMaker downloads and extracts it as a gzip tarball. Use '${targetModel.replace(/\.(tgz|tar|gz)$/, '')}.tar.gz'.`;
+  if (targetModel.trim() === '' || targetModel === '..') return `TargetModel '${targetModel}' is not a usable name.`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(targetModel)) return `TargetModel '${targetModel}' contains control characters or a backslash; use letters, digits, '.', '-' and '_'.`;
+  return undefined;
+}
+
+export async function checkMmeArchive(discovery: Discovery, targetModel: string): Promise<Diagnostic[]> {
+  const out: Diagnostic[] = [];
+  const models = new Map(discovery.models.map((m) => [m.name, m]));
+  const problem = targetModelProblems(targetModel);
+  if (problem) out.push({ severity: 'error', code: 'mme-target-model-name', message: problem, file: '.' });
+
+  if (discovery.layout === 'repository' && discovery.models.length > 1) checkEnsembleChoice(discovery, models, out);
+
+  const loaded = loadedModel(discovery);
+  if (loaded) {
+    const decoupled = loaded.config.model_transaction_policy?.decoupled ? [loaded.name] : decoupledModels(loaded, models);
+    if (decoupled.length > 0) {
+      out.push({
+        severity: 'error',
+        code: 'mme-decoupled',
+        message: `${decoupled.map((m) => `'${m}'`).join(', ')} ${decoupled.length === 1 ? 'is' : 'are'} decoupled (model_transaction_policy { decoupled: true })${loaded.name === decoupled[0] ? '' : `, which makes ensemble '${loaded.name}' decoupled`}: SageMaker's invoke endpoint refuses it ("HTTP end point doesn't support models with decoupled transaction policy"). Use a non-decoupled model on an MME.`,
+        file: loaded.configFile,
+        model: loaded.name,
+      });
+    }
+    if (discovery.models.length > 1) checkUnusedModels(loaded, models, out);
+  }
+
+  if (discovery.models.length > MME_MODEL_WARNING_THRESHOLD) {
+    out.push({
+      severity: 'warning',
+      code: 'mme-many-models',
+      message: `The archive holds ${discovery.models.length} model directories; SageMaker's Triton loader warns above ${MME_MODEL_WARNING_THRESHOLD} and recommends smaller ensembles for better memory management (every model loads into GPU memory on each cold start).`,
+      file: '.',
+    });
+  }
+  for (const model of discovery.models) out.push(...(await checkExecutionEnv(model)));
+  return out;
+}
+
+function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedModel>, out: Diagnostic[]) {
+  const names = discovery.models.map((m) => m.name).join(', ');
+  const detected = discovery.models.filter((m) => m.configText !== undefined && SAGEMAKER_ENSEMBLE_PATTERN.test(m.configText));
+  const top = topLevelEnsembles(models).filter((m) => isEnsemble(m));
+  const nested = new Set([...models.values()].filter(isEnsemble).map((m) => m.name));
+  for (const t of top) nested.delete(t.name);
+
+  if (top.length === 0) {
+    out.push({
+      severity: 'error',
+      code: 'mme-no-ensemble',
+      message: `The archive holds ${discovery.models.length} model directories (${names}) and no ensemble: SageMaker loads whichever directory readdir lists last, which is arbitrary. Package one model per archive, or add an ensemble (platform: "ensemble") that composes them.`,
+      file: '.',
+    });
+    return;
+  }
+  if (top.length > 1) {
+    out.push({
+      severity: 'error',
+      code: 'mme-multiple-ensembles',
+      message: `The archive holds ${top.length} top-level ensembles (${top.map((m) => m.name).join(', ')}): SageMaker registers only one of them (the last its directory scan matches), so the others can never be invoked. Package each ensemble with its composing models in its own archive.`,
+      file: '.',
+    });
+  }
+  for (const t of top) {
+    if (t.configText !== undefined && !SAGEMAKER_ENSEMBLE_PATTERN.test(t.configText)) {
+      out.push({
+        severity: 'error',
+        code: 'mme-ensemble-not-detected',
+        message: `SageMaker finds the ensemble by matching the text 'platform:\\s*"ensemble"' in config.pbtxt, and ${t.configFile} does not match it (write exactly platform: "ensemble" — no space before the colon, double quotes). Otherwise SageMaker loads an arbitrary directory of the archive.`,
+        file: t.configFile,
+        model: t.name,
+      });
+    }
+  }
+  for (const m of detected) {
+    if (top.some((t) => t.name === m.name)) continue;
+    const why = nested.has(m.name) ? `it is an ensemble nested in ${top.map((t) => `'${t.name}'`).join(', ')}` : 'its text matches the pattern although it is not the ensemble (a comment, say)';
+    out.push({
+      severity: 'error',
+      code: 'mme-ambiguous-ensemble',
+      message: `${m.configFile} also matches SageMaker's ensemble pattern 'platform:\\s*"ensemble"' (${why}); SageMaker registers the last match in readdir order, which may be this one instead of '${top[0]!.name}'. Keep one matching config per archive${nested.has(m.name) ? ': flatten the nested ensemble into the top-level one' : ''}.`,
+      file: m.configFile,
+      model: m.name,
+    });
+  }
+}
+
+/** Models that the loaded ensemble never reaches are downloaded and extracted on every cold load for nothing. */
+function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>, out: Diagnostic[]) {
+  const reached = new Set<string>();
+  const visit = (m: LoadedModel) => {
+    if (reached.has(m.name)) return;
+    reached.add(m.name);
+    for (const step of m.config.ensemble_scheduling?.step ?? []) {
+      const next = step.model_name ? models.get(step.model_name) : undefined;
+      if (next) visit(next);
+    }
+  };
+  visit(loaded);
+  for (const m of models.values()) {
+    if (reached.has(m.name) || isEnsemble(m)) continue;
+    const pythonHint = m.backend === 'python' ? ' (if a python model calls it through BLS, keep it: SageMaker loads BLS targets only when something loads them)' : '';
+    out.push({
+      severity: 'warning',
+      code: 'mme-unused-model',
+      message: `'${m.name}' is not a step of ensemble '${loaded.name}'; SageMaker downloads it with every cold load but never loads it${pythonHint}. Remove it from the archive or add it to the ensemble.`,
+      file: relPath(m.relDir) || '.',
+      model: m.name,
+    });
+  }
+}
+
+async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
+  const env = resolveExecutionEnvPath(model);
+  if (!env) return [];
+  const out: Diagnostic[] = [];
+  const pos = model.positions.of(model.config.parameters, 'EXECUTION_ENV_PATH');
+  const at = { file: model.configFile, model: model.name, ...(pos ? { line: pos.line, column: pos.column } : {}) };
+  if (env.path === undefined) {
+    out.push({
+      severity: 'error',
+      code: 'mme-execution-env-path',
+      message: `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY: on an MME the archive is extracted to a new directory for every load, so only a path inside the model directory works. Ship the conda-pack archive in the model directory and write "$$TRITON_MODEL_DIRECTORY/<env>.tar.gz".`,
+      ...at,
+    });
+    return out;
+  }
+  if (!existsSync(env.path) || relative(model.dir, env.path).startsWith('..')) return out; // reported by the model rules
+  const stats = statSync(env.path);
+  const shown = relPath(model.relDir, relative(model.dir, env.path).split(sep).join('/'));
+  if (stats.isDirectory()) {
+    if (!existsSync(join(env.path, 'bin', 'activate'))) {
+      out.push({ severity: 'error', code: 'mme-execution-env-activate', message: `Path ${shown}/bin/activate does not exist. The Python environment should contain an 'activate' script. Build the environment with conda-pack (it writes bin/activate).`, ...at });
+    }
+    return out;
+  }
+  if (!/\.(tar\.gz|tgz)$/.test(env.path)) {
+    out.push({ severity: 'error', code: 'mme-execution-env-format', message: `EXECUTION_ENV_PATH ${shown} is a file but not a .tar.gz: the python backend expects a conda-pack archive (conda pack -o env.tar.gz) or an unpacked environment directory.`, ...at });
+    return out;
+  }
+  let hasActivate = false;
+  try {
+    await readTarGz(env.path, (entry) => {
+      const path = entry.path.replace(/^\.\//, '').replace(/\/$/, '');
+      if (path === 'bin/activate') hasActivate = true;
+    });
+  } catch (err) {
+    out.push({ severity: 'error', code: 'mme-execution-env-format', message: `EXECUTION_ENV_PATH ${shown} is not a readable tar.gz (${(err as Error).message}). Rebuild it with conda-pack.`, ...at });
+    return out;
+  }
+  if (!hasActivate) {
+    out.push({ severity: 'error', code: 'mme-execution-env-activate', message: `Path ${shown}/bin/activate does not exist. The Python environment should contain an 'activate' script: ${shown} holds no bin/activate, so it is not a conda-pack archive. Build it with conda-pack.`, ...at });
+  }
+  if (stats.size > LARGE_ENV_BYTES) {
+    out.push({ severity: 'warning', code: 'mme-large-execution-env', message: `${shown} is ${(stats.size / 1024 / 1024).toFixed(0)} MB: the python backend unpacks it on every cold load of this model, which delays first requests. Trim the environment, share it across models, or install the packages into the serving image (triton-image/requirements.txt).`, ...at });
+  }
+  return out;
+}
