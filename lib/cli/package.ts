@@ -6,6 +6,7 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
 import { countSummary } from '../repository/diagnostics';
+import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
 import { formatReport, reportToJson } from './report-format';
@@ -21,6 +22,8 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   const level = parseLevel(options.level);
   const name = options.name ?? (options.output ? basename(options.output) : undefined);
   const repo = resolve(io.cwd, path);
+  const output = resolve(io.cwd, options.output ?? name ?? defaultTargetModel(repo));
+  checkOutputPath(output, repo);
   let result;
   try {
     result = await packRepository(repo, { ...(name !== undefined ? { name } : {}), ...(level !== undefined ? { level } : {}) });
@@ -33,8 +36,6 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
     else io.stdout(formatReport(result.report, path) + 'Nothing was written: fix the errors above and run package again.\n');
     return ExitCode.Failure;
   }
-  const output = resolve(io.cwd, options.output ?? result.targetModel);
-  checkOutputPath(output, repo, result.stream);
 
   let written;
   try {
@@ -90,9 +91,8 @@ function parseLevel(level: string | undefined): number | undefined {
   return Number(level);
 }
 
-function checkOutputPath(output: string, repo: string, stream: NodeJS.ReadableStream & { destroy(): void }) {
+function checkOutputPath(output: string, repo: string) {
   const fail = (message: string) => {
-    stream.destroy();
     throw new UsageError(message);
   };
   if (!output.endsWith('.tar.gz')) fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
