@@ -1,0 +1,70 @@
+// Runs an example's Triton python model.py outside Triton, through test/examples/python/run_python_model.py and its
+// test double of triton_python_backend_utils, and finds a python3 that has the packages the model imports.
+
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { ModelConfig } from '../../lib/config/model-config-schema';
+
+export interface TensorJson {
+  readonly datatype: string;
+  readonly shape: number[];
+  readonly data: (number | string)[];
+}
+export type RequestJson = Record<string, TensorJson>;
+export type ResponseJson = Record<string, TensorJson>;
+
+const RUNNER = join(__dirname, 'python', 'run_python_model.py');
+
+/** Interpreters tried in order: MME_DEPLOY_TEST_PYTHON (to point at a venv), Debian's, then whatever is on PATH. */
+function candidates(): string[] {
+  const list = [process.env.MME_DEPLOY_TEST_PYTHON, '/usr/bin/python3', 'python3'];
+  return [...new Set(list.filter((p): p is string => Boolean(p)))];
+}
+
+const probed = new Map<string, boolean>();
+
+/** The first python3 that imports every module, or the reason there is none (which the skipped test's name shows). */
+export function findPython(modules: readonly string[]): { python: string } | { reason: string } {
+  const script = modules.map((m) => `import ${m}`).join('; ');
+  for (const python of candidates()) {
+    const key = `${python}\0${script}`;
+    if (!probed.has(key)) {
+      const run = spawnSync(python, ['-c', script], { encoding: 'utf8', timeout: 60_000 });
+      probed.set(key, run.status === 0);
+    }
+    if (probed.get(key)) return { python };
+  }
+  return {
+    reason: `no python3 here imports ${modules.join(', ')} (tried ${candidates().join(', ')}; set MME_DEPLOY_TEST_PYTHON)`,
+  };
+}
+
+/** Triton hands model.py its config as JSON with the protobuf field names; 64-bit integers come as numbers. */
+export function tritonConfigJson(config: ModelConfig): unknown {
+  return JSON.parse(JSON.stringify(config, (_key, value) => (typeof value === 'bigint' ? Number(value) : value)));
+}
+
+/** Loads model.py, calls initialize() with `config`, execute() with `requests`; returns one response per request. */
+export function runPythonModel(
+  python: string,
+  modelPy: string,
+  config: ModelConfig,
+  requests: RequestJson[],
+): ResponseJson[] {
+  const job = JSON.stringify({ model_py: modelPy, model_config: tritonConfigJson(config), requests });
+  const run = spawnSync(python, [RUNNER], {
+    input: job,
+    encoding: 'utf8',
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (run.status !== 0) {
+    throw new Error(`${modelPy} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
+  }
+  const out = JSON.parse(run.stdout) as { responses: (ResponseJson | { error: string })[] };
+  return out.responses.map((r, i) => {
+    if ('error' in r && typeof r.error === 'string') throw new Error(`response ${i} of ${modelPy}: ${r.error}`);
+    return r as ResponseJson;
+  });
+}

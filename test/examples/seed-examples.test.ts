@@ -1,0 +1,208 @@
+// The seeds' repositories under examples/: their configs are the seeds' own, and with stand-ins for the weights
+// their generate scripts produce, each validates clean, as a plain Triton repository and as an MME archive.
+
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { validateRepository } from '../../lib/repository/validate';
+import { EXAMPLES_DIR, SEED_EXAMPLES, copyWithStandIns, readConfig } from './example-repositories';
+
+const copies: string[] = [];
+afterAll(() => {
+  for (const copy of copies) rmSync(dirname(copy), { recursive: true, force: true });
+});
+
+function describeProblems(diagnostics: { severity: string; code: string; message: string; file: string }[]): string {
+  return diagnostics.map((d) => `${d.severity} ${d.code} ${d.file}: ${d.message}`).join('\n');
+}
+
+describe.each(Object.entries(SEED_EXAMPLES))('seed example %s', (example, { models, generated }) => {
+  let copy: string;
+  beforeAll(() => {
+    copy = copyWithStandIns(example);
+    copies.push(copy);
+  });
+
+  it.each([
+    ['as a Triton repository', {}],
+    ['as an MME archive', { mme: true }],
+  ])('validates clean %s once its generated files exist', async (_mode, options) => {
+    const report = await validateRepository(copy, options);
+    const problems = report.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+    expect(describeProblems(problems)).toBe('');
+    expect(report.ok).toBe(true);
+    expect(report.models.map((m) => m.name).sort()).toEqual(models);
+    for (const model of report.models) expect(model.versions).toEqual([1]);
+  });
+
+  it('commits none of its generated files and ignores every one of them in git', () => {
+    const ignored = readFileSync(join(EXAMPLES_DIR, '.gitignore'), 'utf8').split('\n');
+    for (const file of generated) {
+      expect(existsSync(join(EXAMPLES_DIR, example, file))).toBe(false);
+      expect(ignored).toContain(`/${example}/${file}`);
+    }
+  });
+
+  it('has a README that names the script producing each generated file', () => {
+    const readme = readFileSync(join(EXAMPLES_DIR, example, 'README.md'), 'utf8');
+    const script = ['generate_models.sh', 'generate_model.sh'].find((s) => existsSync(join(EXAMPLES_DIR, example, s)));
+    expect(script).toBeDefined();
+    expect(readme).toContain(script!);
+    for (const file of generated) expect(readme).toContain(file);
+  });
+});
+
+// The configs exactly as the seeds give them: seed 000 (and the AWS sample it points to) for the two ensembles,
+// seed 004 for the ResNet-50 models. Dims and versions are 64-bit fields, so bigints.
+const SEED_CONFIGS: Record<string, Record<string, unknown>> = {
+  'ensemble_hf/ensemble': {
+    name: 'ensemble',
+    platform: 'ensemble',
+    max_batch_size: 16,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_STRING', dims: [1n] }],
+    output: [{ name: 'finaloutput', data_type: 'TYPE_FP32', dims: [384n] }],
+    ensemble_scheduling: {
+      step: [
+        {
+          model_name: 'preprocess',
+          model_version: -1n,
+          input_map: { INPUT0: 'INPUT0' },
+          output_map: { OUTPUT0: 'token_ids', OUTPUT1: 'attn_mask' },
+        },
+        {
+          model_name: 'bert-trt',
+          model_version: -1n,
+          input_map: { token_ids: 'token_ids', attn_mask: 'attn_mask' },
+          output_map: { output: 'output' },
+        },
+        {
+          model_name: 'postprocess',
+          model_version: -1n,
+          input_map: { TOKEN_EMBEDS_POST: 'output', ATTENTION_POST: 'attn_mask' },
+          output_map: { SENT_EMBED: 'finaloutput' },
+        },
+      ],
+    },
+  },
+  'ensemble_hf/bert-trt': {
+    name: 'bert-trt',
+    platform: 'tensorrt_plan',
+    max_batch_size: 16,
+    input: [
+      { name: 'token_ids', data_type: 'TYPE_INT32', dims: [128n] },
+      { name: 'attn_mask', data_type: 'TYPE_INT32', dims: [128n] },
+    ],
+    output: [
+      { name: 'output', data_type: 'TYPE_FP32', dims: [128n, 384n] },
+      { name: 'pooled_embeds', data_type: 'TYPE_FP32', dims: [384n] },
+    ],
+    instance_group: [{ kind: 'KIND_GPU' }],
+  },
+  // Without the seed's EXECUTION_ENV_PATH: our image provides the packages (the README documents the alternative).
+  'ensemble_hf/preprocess': {
+    name: 'preprocess',
+    backend: 'python',
+    max_batch_size: 16,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_STRING', dims: [1n] }],
+    output: [
+      { name: 'OUTPUT0', data_type: 'TYPE_INT32', dims: [128n] },
+      { name: 'OUTPUT1', data_type: 'TYPE_INT32', dims: [128n] },
+    ],
+    instance_group: [{ kind: 'KIND_CPU' }],
+  },
+  'ensemble_hf/postprocess': {
+    name: 'postprocess',
+    backend: 'python',
+    max_batch_size: 16,
+    input: [
+      { name: 'TOKEN_EMBEDS_POST', data_type: 'TYPE_FP32', dims: [128n, 384n] },
+      { name: 'ATTENTION_POST', data_type: 'TYPE_INT32', dims: [128n] },
+    ],
+    output: [{ name: 'SENT_EMBED', data_type: 'TYPE_FP32', dims: [384n] }],
+    instance_group: [{ kind: 'KIND_GPU' }],
+  },
+  'ensemble_dali_inception/ensemble_dali_inception': {
+    name: 'ensemble_dali_inception',
+    platform: 'ensemble',
+    max_batch_size: 256,
+    input: [{ name: 'INPUT', data_type: 'TYPE_UINT8', dims: [-1n] }],
+    output: [{ name: 'OUTPUT', data_type: 'TYPE_FP32', dims: [1001n] }],
+    ensemble_scheduling: {
+      step: [
+        {
+          model_name: 'dali',
+          model_version: -1n,
+          input_map: { DALI_INPUT_0: 'INPUT' },
+          output_map: { DALI_OUTPUT_0: 'preprocessed_image' },
+        },
+        {
+          model_name: 'inception_graphdef',
+          model_version: -1n,
+          input_map: { input: 'preprocessed_image' },
+          output_map: { 'InceptionV3/Predictions/Softmax': 'OUTPUT' },
+        },
+      ],
+    },
+  },
+  'ensemble_dali_inception/dali': {
+    name: 'dali',
+    backend: 'dali',
+    max_batch_size: 256,
+    input: [{ name: 'DALI_INPUT_0', data_type: 'TYPE_UINT8', dims: [-1n] }],
+    output: [{ name: 'DALI_OUTPUT_0', data_type: 'TYPE_FP32', dims: [299n, 299n, 3n] }],
+    parameters: { num_threads: { string_value: '12' } },
+  },
+  'ensemble_dali_inception/inception_graphdef': {
+    name: 'inception_graphdef',
+    platform: 'tensorflow_graphdef',
+    max_batch_size: 256,
+    input: [{ name: 'input', data_type: 'TYPE_FP32', format: 'FORMAT_NHWC', dims: [299n, 299n, 3n] }],
+    output: [
+      {
+        name: 'InceptionV3/Predictions/Softmax',
+        data_type: 'TYPE_FP32',
+        dims: [1001n],
+        label_filename: 'inception_labels.txt',
+      },
+    ],
+    instance_group: [{ kind: 'KIND_GPU' }],
+  },
+  'resnet_pytorch/resnet': {
+    name: 'resnet',
+    platform: 'pytorch_libtorch',
+    max_batch_size: 128,
+    input: [{ name: 'INPUT__0', data_type: 'TYPE_FP32', dims: [3n, 224n, 224n] }],
+    output: [{ name: 'OUTPUT__0', data_type: 'TYPE_FP32', dims: [1000n] }],
+  },
+  'resnet_tensorrt/resnet': {
+    name: 'resnet',
+    platform: 'tensorrt_plan',
+    max_batch_size: 128,
+    input: [{ name: 'input', data_type: 'TYPE_FP32', dims: [3n, 224n, 224n] }],
+    output: [{ name: 'output', data_type: 'TYPE_FP32', dims: [1000n] }],
+    model_warmup: [
+      {
+        name: 'bs128 Warmup',
+        batch_size: 128,
+        inputs: { input: { data_type: 'TYPE_FP32', dims: [3n, 224n, 224n], zero_data: false } },
+      },
+    ],
+  },
+};
+
+describe('seed example configs', () => {
+  it.each(Object.entries(SEED_CONFIGS))('%s/config.pbtxt has exactly the seed’s fields and values', (path, seed) => {
+    const [example, model] = path.split('/') as [string, string];
+    // Round-trip through plain objects: the parser builds maps without a prototype.
+    const plain = (v: unknown) => structuredClone(v);
+    expect(plain(readConfig(join(EXAMPLES_DIR, example), model))).toStrictEqual(plain(seed));
+  });
+
+  it('keeps the seed’s conda-pack variant as documentation only, never in a config', () => {
+    for (const model of ['preprocess', 'postprocess']) {
+      const config = readConfig(join(EXAMPLES_DIR, 'ensemble_hf'), model);
+      expect(config.parameters?.EXECUTION_ENV_PATH).toBeUndefined();
+    }
+    const readme = readFileSync(join(EXAMPLES_DIR, 'ensemble_hf', 'README.md'), 'utf8');
+    expect(readme).toContain('$$TRITON_MODEL_DIRECTORY/processing_env.tar.gz');
+  });
+});
