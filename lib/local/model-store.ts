@@ -1,0 +1,137 @@
+// The models directory a local Triton container mounts at /opt/ml/models, laid out exactly as SageMaker lays out its
+// own: each TargetModel archive extracted into `<root>/<hash>/model/` (sagemaker-mme-contract.md §3).
+
+import { createHash, randomBytes } from 'node:crypto';
+import { Dirent } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { extractTarGz } from '../archive/tar-reader';
+import { CliError, UsageError } from '../cli/io';
+
+/** Where SageMaker puts MME archives inside the container; the only root Triton's LOAD accepts. */
+export const CONTAINER_MODELS_ROOT = '/opt/ml/models';
+
+/** Written beside `model/` so that later commands know which TargetModel a hash directory holds. */
+export const STAGE_RECORD = '.mme-deploy-local.json';
+
+export interface StageRecord {
+  readonly targetModel: string;
+  readonly archive: string;
+}
+
+/**
+ * The `model_name` SageMaker would send for a TargetModel: opaque to Triton, used in `/models/<hash>` URLs and as
+ * the directory name. Deterministic so that `load`, `invoke` and `unload` agree without shared state, and made of
+ * the characters Triton's url check accepts (`[0-9A-Za-z._]+`).
+ */
+export function modelHash(targetModel: string): string {
+  return createHash('sha256').update(targetModel, 'utf8').digest('hex').slice(0, 32);
+}
+
+/** The LOAD body's `url`: the archive's extraction directory as the container sees it. */
+export function containerModelUrl(hash: string, containerRoot: string = CONTAINER_MODELS_ROOT): string {
+  return `${containerRoot.replace(/\/+$/, '')}/${hash}/model`;
+}
+
+/** The TargetModel a `load` without `--name` uses: the archive's file name, as `push` names its S3 objects. */
+export function defaultTargetModel(archive: string): string {
+  return basename(archive);
+}
+
+/** Why Triton would refuse this TargetModel (it becomes the Triton model name), or undefined when it is fine. */
+export function targetModelProblem(targetModel: string): string | undefined {
+  if (targetModel === '') return 'is empty';
+  if (targetModel.includes('/')) {
+    return 'contains "/", which Triton refuses in a model name ("must not contain path traversal characters"); use a flat name such as sentiment.tar.gz';
+  }
+  if (targetModel === '.' || targetModel === '..') return 'is not a usable model name';
+  if (/[\u0000-\u001f\u007f]/.test(targetModel)) return 'contains control characters';
+  return undefined;
+}
+
+export interface StagedArchive {
+  readonly hash: string;
+  /** `<modelsDir>/<hash>` on this machine. */
+  readonly hashDir: string;
+  /** `<modelsDir>/<hash>/model` on this machine: the archive's content. */
+  readonly modelDir: string;
+  /** Entries extracted, in archive order. */
+  readonly entries: readonly string[];
+  /** True when an earlier copy written by `local load` was replaced. */
+  readonly replaced: boolean;
+}
+
+/**
+ * Extracts `archive` into `<modelsDir>/<hash>/model/`. The copy is built beside the destination and renamed into
+ * place, so a failed extraction leaves nothing half-written. A previous copy that `local load` wrote for the same
+ * TargetModel is replaced; a directory it did not write is never touched.
+ */
+export async function stageArchive(archive: string, modelsDir: string, targetModel: string): Promise<StagedArchive> {
+  const archivePath = resolve(archive);
+  const archiveStat = await stat(archivePath).catch(() => undefined);
+  if (!archiveStat?.isFile()) throw new UsageError(`${archive}: no such archive file (expected a .tar.gz made by mme-deploy package).`);
+
+  const root = resolve(modelsDir);
+  const hash = modelHash(targetModel);
+  const hashDir = join(root, hash);
+  const existing = await stat(hashDir).catch(() => undefined);
+  if (existing && !(await readStageRecord(hashDir))) {
+    throw new CliError(
+      `${hashDir} already exists and was not written by \`mme-deploy local load\`; not overwriting it. ` +
+        'Remove it yourself or choose another --models-dir.',
+    );
+  }
+
+  await mkdir(root, { recursive: true });
+  const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const staging = join(root, `.${hash}.staging-${suffix}`);
+  let entries: string[];
+  try {
+    entries = await extractTarGz(archivePath, join(staging, 'model'));
+    const record: StageRecord = { targetModel, archive: archivePath };
+    await writeFile(join(staging, STAGE_RECORD), `${JSON.stringify(record, null, 2)}\n`);
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw new CliError(`Could not extract ${archive}: ${(err as Error).message}`);
+  }
+
+  if (existing) {
+    const old = join(root, `.${hash}.old-${suffix}`);
+    await rename(hashDir, old);
+    await rename(staging, hashDir);
+    await rm(old, { recursive: true, force: true });
+  } else {
+    await rename(staging, hashDir);
+  }
+  return { hash, hashDir, modelDir: join(hashDir, 'model'), entries, replaced: Boolean(existing) };
+}
+
+/** The record `stageArchive` left in a hash directory, or undefined when there is none (or it is unreadable). */
+export async function readStageRecord(hashDir: string): Promise<StageRecord | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(join(hashDir, STAGE_RECORD), 'utf8')) as Partial<StageRecord>;
+    if (typeof parsed.targetModel === 'string' && typeof parsed.archive === 'string') {
+      return { targetModel: parsed.targetModel, archive: parsed.archive };
+    }
+  } catch {
+    // Missing or not ours: the caller treats both alike.
+  }
+  return undefined;
+}
+
+/** Every archive `local load` staged under `modelsDir`, by hash; empty when the directory does not exist. */
+export async function listStaged(modelsDir: string): Promise<Map<string, StageRecord>> {
+  const staged = new Map<string, StageRecord>();
+  let entries: Dirent[];
+  try {
+    entries = await readdir(resolve(modelsDir), { withFileTypes: true });
+  } catch {
+    return staged;
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+    const record = await readStageRecord(join(resolve(modelsDir), entry.name));
+    if (record) staged.set(entry.name, record);
+  }
+  return staged;
+}

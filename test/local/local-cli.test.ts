@@ -1,0 +1,482 @@
+// `mme-deploy local` against a stand-in container: an HTTP server on 127.0.0.1 that records every request and answers
+// as Triton's SageMaker front-end would, so each test checks paths, headers, bodies and the files left on disk.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildInvokeRequest } from '../../lib/aws/invoke-request';
+import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { CliIo } from '../../lib/cli/io';
+import { runLocalInvoke, runLocalList, runLocalLoad, runLocalUnload } from '../../lib/cli/local';
+import { parseModelConfig } from '../../lib/config/parse';
+import { STAGE_RECORD, modelHash } from '../../lib/local/model-store';
+
+interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+interface Reply {
+  status: number;
+  body?: string | Buffer;
+  contentType?: string;
+}
+
+type Route = (req: RecordedRequest) => Reply | undefined;
+
+class FakeContainer {
+  readonly requests: RecordedRequest[] = [];
+  private routes: Route[] = [];
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+        this.requests.push(recorded);
+        let reply: Reply | undefined;
+        for (const route of this.routes) {
+          reply = route(recorded);
+          if (reply) break;
+        }
+        reply ??= { status: 400 };
+        res.writeHead(reply.status, reply.contentType ? { 'Content-Type': reply.contentType } : {});
+        res.end(reply.body ?? '');
+      });
+    });
+    await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  on(method: string, path: string | RegExp, reply: Reply): this {
+    this.routes.push((req) =>
+      req.method === method && (typeof path === 'string' ? req.url === path : path.test(req.url)) ? reply : undefined,
+    );
+    return this;
+  }
+
+  /** GET /models/<hash> answers 404 until a test routes it otherwise: nothing is loaded. */
+  nothingLoaded(): this {
+    return this.on('GET', /^\/models\/[^/]+$/, { status: 404 });
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((done) => this.server?.close(() => done()));
+  }
+}
+
+function json(status: number, value: unknown): Reply {
+  return { status, body: JSON.stringify(value), contentType: 'application/json' };
+}
+
+interface CapturedIo extends CliIo {
+  out: () => string;
+  err: () => string;
+}
+
+function captureIo(cwd: string): CapturedIo {
+  let out = '';
+  let err = '';
+  return {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    isTTY: false,
+    env: {},
+    cwd,
+    out: () => out,
+    err: () => err,
+  };
+}
+
+const ENSEMBLE_CONFIG = `name: "ensemble"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "text" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "probabilities" data_type: TYPE_FP32 dims: [ 2 ] } ]
+ensemble_scheduling { step [ { model_name: "classifier" model_version: -1
+  input_map { key: "text" value: "text" } output_map { key: "probabilities" value: "probabilities" } } ] }
+`;
+const CLASSIFIER_CONFIG = `name: "classifier"
+backend: "python"
+max_batch_size: 8
+input [ { name: "text" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "probabilities" data_type: TYPE_FP32 dims: [ 2 ] } ]
+`;
+
+let work: string;
+let container: FakeContainer;
+
+beforeEach(async () => {
+  work = mkdtempSync(join(tmpdir(), 'mme-local-'));
+  container = new FakeContainer();
+  await container.start();
+});
+
+afterEach(async () => {
+  await container.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** A TargetModel archive laid out as `mme-deploy package` writes it: model directories at the root, `./` prefixed. */
+function makeArchive(name: string, files: Record<string, string>): string {
+  const source = mkdtempSync(join(work, 'src-'));
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(source, path);
+    mkdirSync(join(full, '..'), { recursive: true });
+    if (path.endsWith('/')) mkdirSync(full, { recursive: true });
+    else writeFileSync(full, content);
+  }
+  const archive = join(work, name);
+  const tar = spawnSync('tar', ['-C', source, '-czf', archive, '.'], { encoding: 'utf8' });
+  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+  return archive;
+}
+
+function sentimentArchive(name = 'sentiment.tar.gz'): string {
+  return makeArchive(name, {
+    'ensemble/config.pbtxt': ENSEMBLE_CONFIG,
+    'ensemble/1/': '',
+    'classifier/config.pbtxt': CLASSIFIER_CONFIG,
+    'classifier/1/model.py': 'import numpy\n',
+  });
+}
+
+function base(extra: Record<string, unknown> = {}) {
+  return { url: container.url, modelsDir: join(work, 'models'), ...extra };
+}
+
+describe('mme-deploy local load', () => {
+  it('extracts the archive into <models-dir>/<hash>/model/ and sends the LOAD SageMaker sends', async () => {
+    const archive = sentimentArchive();
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = captureIo(work);
+
+    expect(await runLocalLoad(archive, base(), io)).toBe(0);
+
+    const hash = modelHash('sentiment.tar.gz');
+    const hashDir = join(work, 'models', hash);
+    expect(readFileSync(join(hashDir, 'model', 'ensemble', 'config.pbtxt'), 'utf8')).toBe(ENSEMBLE_CONFIG);
+    expect(readFileSync(join(hashDir, 'model', 'classifier', '1', 'model.py'), 'utf8')).toBe('import numpy\n');
+    expect(existsSync(join(hashDir, 'model', 'ensemble', '1'))).toBe(true);
+    expect(readdirSync(join(work, 'models'))).toEqual([hash]);
+
+    expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET /models/${hash}`, 'POST /models']);
+    const load = container.requests[1]!;
+    expect(JSON.parse(load.body.toString('utf8'))).toEqual({ model_name: hash, url: `/opt/ml/models/${hash}/model` });
+    expect(load.headers['x-amzn-sagemaker-target-model']).toBe('sentiment.tar.gz');
+    expect(load.headers['content-type']).toBe('application/json');
+    expect(io.out()).toContain(`hash (model_name): ${hash}`);
+  });
+
+  it('names the hash after --name and sends that name as the TargetModel', async () => {
+    const archive = sentimentArchive();
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    expect(await runLocalLoad(archive, base({ name: 'sentiment-v2.tar.gz', json: true }), captureIo(work))).toBe(0);
+    const hash = modelHash('sentiment-v2.tar.gz');
+    const load = container.requests.find((r) => r.method === 'POST')!;
+    expect(load.headers['x-amzn-sagemaker-target-model']).toBe('sentiment-v2.tar.gz');
+    expect(JSON.parse(load.body.toString('utf8')).model_name).toBe(hash);
+    expect(JSON.parse(readFileSync(join(work, 'models', hash, STAGE_RECORD), 'utf8')).targetModel).toBe('sentiment-v2.tar.gz');
+  });
+
+  it('uses --container-root for the url the container sees', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    await runLocalLoad(sentimentArchive(), base({ containerRoot: '/mnt/models/' }), captureIo(work));
+    const body = JSON.parse(container.requests.find((r) => r.method === 'POST')!.body.toString('utf8'));
+    expect(body.url).toBe(`/mnt/models/${modelHash('sentiment.tar.gz')}/model`);
+  });
+
+  it('prints one JSON object with --json', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = captureIo(work);
+    await runLocalLoad(sentimentArchive(), base({ json: true }), io);
+    const printed = JSON.parse(io.out());
+    expect(printed).toMatchObject({
+      targetModel: 'sentiment.tar.gz',
+      hash: modelHash('sentiment.tar.gz'),
+      url: `/opt/ml/models/${modelHash('sentiment.tar.gz')}/model`,
+      replaced: false,
+    });
+    expect(printed.entries).toBeGreaterThanOrEqual(6);
+  });
+
+  it('refuses, without touching any file, when the container already serves that TargetModel', async () => {
+    const hash = modelHash('sentiment.tar.gz');
+    container.on('GET', `/models/${hash}`, json(200, { modelName: hash, modelUrl: '/opt/ml/models/x' }));
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
+    expect(io.err()).toMatch(/sentiment\.tar\.gz is already loaded.*mme-deploy local unload sentiment\.tar\.gz/);
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
+    expect(existsSync(join(work, 'models'))).toBe(false);
+  });
+
+  it('replaces the copy an earlier load extracted', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    await runLocalLoad(sentimentArchive(), base(), captureIo(work));
+    const second = makeArchive('sentiment.tar.gz', { 'only/config.pbtxt': CLASSIFIER_CONFIG, 'only/1/': '' });
+    const io = captureIo(work);
+    expect(await runLocalLoad(second, base(), io)).toBe(0);
+    const modelDir = join(work, 'models', modelHash('sentiment.tar.gz'), 'model');
+    expect(readdirSync(modelDir)).toEqual(['only']);
+    expect(readdirSync(join(work, 'models'))).toEqual([modelHash('sentiment.tar.gz')]);
+    expect(io.out()).toContain('replacing the previous copy');
+  });
+
+  it('never overwrites a directory it did not write', async () => {
+    const foreign = join(work, 'models', modelHash('sentiment.tar.gz'));
+    mkdirSync(join(foreign, 'model'), { recursive: true });
+    writeFileSync(join(foreign, 'model', 'mine.txt'), 'keep me');
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
+    expect(io.err()).toContain('was not written by `mme-deploy local load`; not overwriting it');
+    expect(readFileSync(join(foreign, 'model', 'mine.txt'), 'utf8')).toBe('keep me');
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
+  });
+
+  it('leaves nothing behind when the archive cannot be extracted', async () => {
+    const broken = join(work, 'broken.tar.gz');
+    writeFileSync(broken, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02, 0x03]));
+    container.nothingLoaded();
+    const io = captureIo(work);
+    expect(await runLocalLoad(broken, base(), io)).toBe(1);
+    expect(io.err()).toContain('Could not extract');
+    expect(readdirSync(join(work, 'models'))).toEqual([]);
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
+  });
+
+  it('exits 2 on a missing archive and on a TargetModel Triton would refuse', async () => {
+    container.nothingLoaded();
+    const missing = captureIo(work);
+    expect(await runLocalLoad(join(work, 'nope.tar.gz'), base(), missing)).toBe(2);
+    expect(missing.err()).toContain('no such archive file');
+    const slash = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base({ name: 'team/sentiment.tar.gz' }), slash)).toBe(2);
+    expect(slash.err()).toContain('must not contain path traversal characters');
+  });
+
+  const failures: Array<[number, Reply, RegExp]> = [
+    [409, json(409, { error: 'model already loaded' }), /already loaded \(HTTP 409: model already loaded\).*local unload/],
+    [
+      507,
+      json(507, { error: 'failed to load: CUDA out of memory' }),
+      /Out of GPU memory loading sentiment\.tar\.gz \(HTTP 507: failed to load: CUDA out of memory\).*SageMaker the endpoint would now unload the least recently used models/,
+    ],
+    [
+      400,
+      json(400, { error: "failed to load 'sentiment.tar.gz', failed to poll from model repository" }),
+      /Triton refused to load sentiment\.tar\.gz \(HTTP 400\): failed to load 'sentiment\.tar\.gz', failed to poll/,
+    ],
+  ];
+  it('asks about MME mode when the container answers a bare 400', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 400 });
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
+    expect(io.err()).toContain('(HTTP 400) with no error text. Was the container started with -e SAGEMAKER_MULTI_MODEL=true?');
+  });
+
+  it('asks about the mount when Triton cannot find the extracted files', async () => {
+    container.nothingLoaded().on('POST', '/models', json(400, {
+      error: "failed to open directory '/opt/ml/models/x/model': No such file or directory",
+    }));
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
+    expect(io.err()).toContain('Is --models-dir the host directory mounted at /opt/ml/models in the container?');
+  });
+
+  it.each(failures)('maps HTTP %d to its message', async (_status, reply, message) => {
+    container.nothingLoaded().on('POST', '/models', reply);
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
+    expect(io.err()).toMatch(message);
+  });
+
+  it('explains the mount when Triton rejects the url', async () => {
+    container.nothingLoaded().on('POST', '/models', json(400, {
+      error: `Invalid "url" '/mnt/x/model': expected a path of the form /opt/ml/models/<hash>/model[/<subdir>]`,
+    }));
+    const io = captureIo(work);
+    await runLocalLoad(sentimentArchive(), base({ containerRoot: '/mnt' }), io);
+    expect(io.err()).toContain('mount --models-dir there');
+  });
+
+  it('says how to start a container when none answers', async () => {
+    const url = container.url;
+    await container.stop();
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(1);
+    expect(io.err()).toMatch(/No container answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*docker run --gpus all -p 127\.0\.0\.1:8080:8080/);
+    expect(existsSync(join(work, 'models'))).toBe(false);
+    container = new FakeContainer();
+    await container.start();
+  });
+
+  it('rejects a URL that is not plain http with no path', async () => {
+    for (const url of ['https://127.0.0.1:8080', 'http://127.0.0.1:8080/models', 'localhost']) {
+      const io = captureIo(work);
+      expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(2);
+    }
+    expect(container.requests).toEqual([]);
+  });
+});
+
+describe('mme-deploy local invoke', () => {
+  async function loaded(): Promise<string> {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    await runLocalLoad(sentimentArchive(), base(), captureIo(work));
+    container.requests.length = 0;
+    return modelHash('sentiment.tar.gz');
+  }
+
+  it('sends the body `invoke` builds, shaped by the served ensemble config, to /models/<hash>/invoke', async () => {
+    const hash = await loaded();
+    container.on('POST', `/models/${hash}/invoke`, json(200, {
+      model_name: 'sentiment.tar.gz',
+      model_version: '1',
+      outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [1, 2], data: [0.25, 0.75] }],
+    }));
+    const io = captureIo(work);
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=What a film'], top: '1' }), io)).toBe(0);
+
+    expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`POST /models/${hash}/invoke`]);
+    const sent = container.requests[0]!;
+    expect(sent.headers['x-amzn-sagemaker-target-model']).toBe('sentiment.tar.gz');
+    const { config } = parseModelConfig(ENSEMBLE_CONFIG);
+    const expected = await buildInvokeRequest({ texts: ['text=What a film'] }, config, { cwd: work });
+    expect(sent.headers['content-type']).toBe(expected.contentType);
+    expect(sent.body.equals(expected.body)).toBe(true);
+    expect(decodeInferenceRequest(sent.body, expected.contentType).inputs[0]).toMatchObject({ name: 'text', shape: [1, 1] });
+    expect(io.out()).toContain('probabilities  FP32 [1, 2]');
+    expect(io.out()).toMatch(/top 1:\s+1\s+0\.75/);
+  });
+
+  it('sends binary tensor data with --binary and decodes a binary response', async () => {
+    const hash = await loaded();
+    const header = Buffer.from(JSON.stringify({
+      model_name: 'sentiment.tar.gz',
+      outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [1, 2], parameters: { binary_data_size: 8 } }],
+    }));
+    const data = Buffer.alloc(8);
+    data.writeFloatLE(0.5, 0);
+    data.writeFloatLE(0.5, 4);
+    container.on('POST', `/models/${hash}/invoke`, {
+      status: 200,
+      body: Buffer.concat([header, data]),
+      contentType: binaryJsonContentType(header.length),
+    });
+    const io = captureIo(work);
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=fine'], binary: true, json: true }), io)).toBe(0);
+    expect(String(container.requests[0]!.headers['content-type'])).toMatch(/^application\/vnd\.sagemaker-triton\.binary\+json;json-header-size=\d+$/);
+    expect(JSON.parse(io.out()).outputs[0]).toMatchObject({ name: 'probabilities', datatype: 'FP32', shape: [1, 2], data: [0.5, 0.5] });
+  });
+
+  it('sends --body as-is', async () => {
+    const hash = await loaded();
+    const request = { inputs: [{ name: 'text', shape: [1, 1], datatype: 'BYTES', data: ['hi'] }] };
+    writeFileSync(join(work, 'request.json'), JSON.stringify(request));
+    container.on('POST', `/models/${hash}/invoke`, json(200, { outputs: [] }));
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ body: 'request.json' }), captureIo(work))).toBe(0);
+    expect(JSON.parse(container.requests[0]!.body.toString('utf8'))).toEqual(request);
+    expect(container.requests[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  const failures: Array<[number, Reply, RegExp]> = [
+    [404, { status: 404 }, /sentiment\.tar\.gz is not loaded in the container \(HTTP 404\)\. Load it first: `mme-deploy local load <archive\.tar\.gz> --name sentiment\.tar\.gz`/],
+    [507, json(507, { error: 'CUDA_OUT_OF_MEMORY' }), /Out of GPU memory running sentiment\.tar\.gz \(HTTP 507: CUDA_OUT_OF_MEMORY\)/],
+    [400, json(400, { error: "unexpected shape for input 'text' for model 'sentiment.tar.gz'" }), /Triton refused to invoke sentiment\.tar\.gz \(HTTP 400\): unexpected shape for input 'text'/],
+  ];
+  it.each(failures)('maps HTTP %d to its message', async (_status, reply, message) => {
+    container.on('POST', /\/invoke$/, reply);
+    const io = captureIo(work);
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ body: undefined, input: ['text=["x"]'], shape: '1,1', datatype: 'BYTES' }), io)).toBe(1);
+    expect(io.err()).toMatch(message);
+  });
+
+  it('refuses to guess the served model of an ambiguous archive unless --shape/--datatype say it all', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = makeArchive('two.tar.gz', { 'a/config.pbtxt': CLASSIFIER_CONFIG, 'a/1/': '', 'b/config.pbtxt': CLASSIFIER_CONFIG, 'b/1/': '' });
+    await runLocalLoad(archive, base(), captureIo(work));
+    const hash = modelHash('two.tar.gz');
+    container.on('POST', `/models/${hash}/invoke`, json(200, { outputs: [] }));
+    container.requests.length = 0;
+
+    const guess = captureIo(work);
+    expect(await runLocalInvoke('two.tar.gz', base({ text: ['text=x'] }), guess)).toBe(1);
+    expect(guess.err()).toContain('no ensemble');
+    expect(container.requests).toEqual([]);
+
+    const explicit = captureIo(work);
+    expect(await runLocalInvoke('two.tar.gz', base({ text: ['text=x'], shape: '1,1', datatype: 'BYTES' }), explicit)).toBe(0);
+    expect(container.requests.map((r) => r.url)).toEqual([`/models/${hash}/invoke`]);
+  });
+
+  it('exits 2 on a bad --top before sending anything', async () => {
+    const io = captureIo(work);
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=x'], top: 'three' }), io)).toBe(2);
+    expect(container.requests).toEqual([]);
+  });
+});
+
+describe('mme-deploy local unload', () => {
+  it('sends DELETE /models/<hash> with no body', async () => {
+    const hash = modelHash('sentiment.tar.gz');
+    container.on('DELETE', `/models/${hash}`, { status: 200 });
+    const io = captureIo(work);
+    expect(await runLocalUnload('sentiment.tar.gz', base(), io)).toBe(0);
+    expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`DELETE /models/${hash}`]);
+    expect(container.requests[0]!.body.length).toBe(0);
+    expect(io.out()).toContain(`Unloaded sentiment.tar.gz (${hash})`);
+  });
+
+  it('maps HTTP 404 to "not loaded" and 400 to Triton\'s text', async () => {
+    container.on('DELETE', `/models/${modelHash('a.tar.gz')}`, { status: 404 });
+    container.on('DELETE', `/models/${modelHash('b.tar.gz')}`, json(400, { error: 'failed to unload' }));
+    const a = captureIo(work);
+    expect(await runLocalUnload('a.tar.gz', base(), a)).toBe(1);
+    expect(a.err()).toContain('a.tar.gz is not loaded in the container (HTTP 404)');
+    const b = captureIo(work);
+    expect(await runLocalUnload('b.tar.gz', base(), b)).toBe(1);
+    expect(b.err()).toContain('Triton refused to unload b.tar.gz (HTTP 400): failed to unload');
+  });
+});
+
+describe('mme-deploy local list', () => {
+  it('names loaded and extracted archives by TargetModel, asking the container about each hash', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    await runLocalLoad(sentimentArchive('a.tar.gz'), base(), captureIo(work));
+    await runLocalLoad(sentimentArchive('b.tar.gz'), base(), captureIo(work));
+    const a = modelHash('a.tar.gz');
+    const fresh = new FakeContainer();
+    await container.stop();
+    container = fresh;
+    await container.start();
+    container
+      .on('GET', '/models', json(200, { models: [{}, { modelName: 'deadbeef', modelUrl: '/opt/ml/models/deadbeef/model' }] }))
+      .on('GET', `/models/${a}`, json(200, { modelName: a, modelUrl: `/opt/ml/models/${a}/model` }))
+      .nothingLoaded();
+
+    const io = captureIo(work);
+    expect(await runLocalList(base({ json: true }), io)).toBe(0);
+    const listed = JSON.parse(io.out());
+    expect(listed.unnamed).toBe(1);
+    expect(listed.models).toEqual([
+      { targetModel: 'a.tar.gz', hash: a, loaded: true, archive: join(work, 'a.tar.gz'), modelUrl: `/opt/ml/models/${a}/model` },
+      { targetModel: 'b.tar.gz', hash: modelHash('b.tar.gz'), loaded: false, archive: join(work, 'b.tar.gz') },
+      { hash: 'deadbeef', loaded: true, modelUrl: '/opt/ml/models/deadbeef/model' },
+    ]);
+
+    const text = captureIo(work);
+    await runLocalList(base(), text);
+    expect(text.out()).toMatch(/a\.tar\.gz\s+[0-9a-f]{32}\s+loaded\n/);
+    expect(text.out()).toMatch(/b\.tar\.gz\s+[0-9a-f]{32}\s+extracted, not loaded\n/);
+    expect(text.out()).toContain('1 entry of GET /models came back as {}');
+  });
+});
