@@ -1,0 +1,270 @@
+import {
+  checkEnsembleGraph,
+  checkEnsembles,
+  decoupledModels,
+  findEnsembleCycle,
+  isDecoupledEnsemble,
+  topLevelEnsembles,
+} from '../../lib/repository/ensemble-graph';
+import type { Diagnostic } from '../../lib/repository/diagnostics';
+import { validateRepository } from '../../lib/repository/validate';
+import { loadFixture } from './ensemble-fixtures';
+
+/** Graph diagnostics of ensemble `model` in fixture `ensemble-<fixture>`, with the parser's findings passed in. */
+function graphDiagnostics(fixture: string, model = 'ens'): Diagnostic[] {
+  const repo = loadFixture(fixture);
+  return checkEnsembleGraph(repo.model(model), repo.models, { modelDiagnostics: repo.diagnostics });
+}
+
+/** Every ensemble diagnostic of a fixture repository (static and graph rules, nested ensembles first). */
+function allDiagnostics(fixture: string): Diagnostic[] {
+  const repo = loadFixture(fixture);
+  return checkEnsembles(repo.models, { modelDiagnostics: repo.diagnostics });
+}
+
+function errors(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return diagnostics.filter((d) => d.severity === 'error');
+}
+
+describe('ensemble rules against the composing models (10.14–10.30)', () => {
+  it.each([
+    'valid-pipeline',
+    'seed-hf',
+    'seed-dali-inception',
+    'nested',
+    'batching-mixed',
+    'optional-input',
+    'shape-wildcard',
+    'reshape-io',
+    'version-specific',
+    'decoupled-single',
+  ])('accepts the %s fixture', (fixture) => {
+    expect(allDiagnostics(fixture)).toEqual([]);
+  });
+
+  it.each(['seed-hf', 'seed-dali-inception', 'valid-pipeline', 'nested'])(
+    'validates the whole %s repository (every rule, not only the ensemble ones)',
+    async (fixture) => {
+      const report = await validateRepository(loadFixture(fixture).path);
+      expect(report.diagnostics).toEqual([]);
+      expect(report.ok).toBe(true);
+    },
+  );
+
+  describe('dependencies (10.14–10.18)', () => {
+    it('lists every missing composing model in one diagnostic, with Triton\'s wording and a spelling hint', () => {
+      const diagnostics = graphDiagnostics('missing-model');
+      expect(diagnostics).toHaveLength(1);
+      expect(diagnostics[0]).toMatchObject({
+        severity: 'error',
+        code: 'ensemble-missing-model',
+        file: 'ens/config.pbtxt',
+        line: 37,
+        model: 'ens',
+      });
+      expect(diagnostics[0]!.message).toContain('ensemble ens contains models that are not available or ambiguous: nett, post');
+      expect(diagnostics[0]!.message).toContain("did you mean 'net' for 'nett'?");
+    });
+
+    it('names the whole path of a cycle between ensembles', () => {
+      const repo = loadFixture('cycle');
+      expect(findEnsembleCycle('ens_a', repo.models)).toEqual(['ens_a', 'ens_b', 'ens_a']);
+      expect(findEnsembleCycle('ens_top', repo.models)).toBeUndefined();
+      const diagnostics = graphDiagnostics('cycle', 'ens_a');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-cycle']);
+      expect(diagnostics[0]!.message).toContain('circular dependency between ensembles: ens_a -> ens_b -> ens_a');
+    });
+
+    it('reports an ensemble that contains itself', () => {
+      const diagnostics = graphDiagnostics('self-cycle');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-cycle']);
+      expect(diagnostics[0]!.message).toContain('circular dependency between ensembles: ens -> ens');
+    });
+
+    it('marks an ensemble that runs a cyclic ensemble as depending on an invalid model', () => {
+      const top = allDiagnostics('cycle').filter((d) => d.model === 'ens_top');
+      expect(top.map((d) => d.code)).toEqual(['ensemble-invalid-model']);
+      expect(top[0]!.message).toContain("ensemble 'ens_top' depends on 'ens_a' which is not valid");
+      expect(top[0]!.message).toContain('circular dependency between ensembles: ens_a -> ens_b -> ens_a');
+    });
+
+    it('quotes the first error of an invalid composing model (10.16)', () => {
+      const diagnostics = graphDiagnostics('invalid-model');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-invalid-model']);
+      expect(diagnostics[0]!.message).toContain(
+        "ensemble 'ens' depends on 'net' which is not valid. Model 'net' failed with error: Non-repeated field \"max_batch_size\"",
+      );
+      expect(diagnostics[0]!.message).toContain('(net/config.pbtxt:4)');
+    });
+
+    it('still calls a composing model invalid when its config did not parse and no diagnostics are passed in', () => {
+      const repo = loadFixture('invalid-model');
+      const diagnostics = checkEnsembleGraph(repo.model('ens'), repo.models);
+      expect(diagnostics[0]!.message).toContain("Model 'net' failed with error: its net/config.pbtxt could not be parsed");
+    });
+
+    it('reports a composing model without a version directory (10.17)', () => {
+      const diagnostics = graphDiagnostics('model-no-version');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-model-no-version']);
+      expect(diagnostics[0]!.message).toContain("ensemble 'ens' depends on 'net' which has no loaded version.");
+    });
+
+    it('reports a composing model that several steps run once, at its first step', () => {
+      // Steps 1 and 2 of this fixture both run `net`; take its versions away.
+      const repo = loadFixture('tensor-written-twice');
+      const models = new Map(repo.models);
+      models.set('net', { ...repo.model('net'), versionDirs: [], versions: [] });
+      const diagnostics = checkEnsembleGraph(repo.model('ens'), models);
+      expect(diagnostics.map((d) => [d.code, d.line])).toEqual([['ensemble-model-no-version', 37]]);
+    });
+
+    it('reports a model_version that the composing model\'s version_policy does not load (10.18)', () => {
+      const diagnostics = graphDiagnostics('version-not-loaded');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-model-version-not-loaded']);
+      expect(diagnostics[0]!.message).toContain("ensemble 'ens' depends on 'net' whose required version 1 is not loaded.");
+      expect(diagnostics[0]!.message).toContain("'net' loads version 2");
+      expect(diagnostics[0]!.line).toBe(38);
+    });
+
+    it('explains that an unset model_version asks for version 0', () => {
+      const diagnostics = graphDiagnostics('version-unset');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-model-version-not-loaded']);
+      expect(diagnostics[0]!.message).toContain("depends on 'pre' whose required version 0 is not loaded");
+      expect(diagnostics[0]!.message).toContain('set model_version: -1');
+    });
+  });
+
+  describe('batch size and tensor maps (10.19–10.24)', () => {
+    it('rejects an ensemble max_batch_size above a batching composing model\'s (3.3)', () => {
+      const diagnostics = graphDiagnostics('max-batch-size');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-max-batch-size', 'ensemble-max-batch-size']);
+      expect(diagnostics[1]!.message).toContain(
+        'ensemble ens allows maximum batch size 32, but it contains model net which only allows maximum batch size to be 8',
+      );
+    });
+
+    it('rejects an input_map key that is not an input of the composing model, without echoing the unmapped input', () => {
+      const diagnostics = graphDiagnostics('unknown-input');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-unknown-input']);
+      expect(diagnostics[0]!.message).toContain('in ensemble ens, ensemble tensor ids_t is mapping to non-existing input idz in model net');
+      expect(diagnostics[0]!.message).toContain("did you mean 'ids'?");
+      expect(diagnostics[0]).toMatchObject({ line: 39, column: 17 });
+    });
+
+    it('recognises an input_map written value-first', () => {
+      const diagnostics = graphDiagnostics('swapped-map');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-unknown-input']);
+      expect(diagnostics[0]!.message).toContain('key and value look swapped');
+    });
+
+    it('rejects a non-optional composing input left out of input_map', () => {
+      const diagnostics = graphDiagnostics('input-not-mapped');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-input-not-mapped']);
+      expect(diagnostics[0]!.message).toContain('in ensemble ens, input mask in model net is not mapped to any ensemble tensors');
+    });
+
+    it('cannot see an input mapped twice (10.22): protobuf keeps the last entry, the parser warns', () => {
+      const repo = loadFixture('input-mapped-twice');
+      expect(repo.diagnostics.get('ens')!.map((d) => [d.severity, d.code])).toEqual([['warning', 'duplicate-map-key']]);
+      expect(repo.model('ens').config.ensemble_scheduling!.step![1]!.input_map).toEqual({ ids: 'mask_t', mask: 'mask_t' });
+      // What Triton then reports: the first mapping's tensor is read by nobody.
+      const diagnostics = allDiagnostics('input-mapped-twice');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-tensor-unused']);
+      expect(diagnostics[0]!.message).toContain("ensemble tensor 'ids_t' is unused in ensemble 'ens'");
+    });
+
+    it('rejects an output_map key that is not an output of the composing model', () => {
+      const diagnostics = graphDiagnostics('unknown-output');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-unknown-output']);
+      expect(diagnostics[0]!.message).toContain(
+        'in ensemble ens, ensemble tensor SCORES is mapped from non-existing output LOGITS in model net',
+      );
+      expect(diagnostics[0]!.message).toContain("did you mean 'logits'?");
+    });
+
+    it('leaves two outputs into one tensor to the static rule instead of adding a shape echo', () => {
+      expect(graphDiagnostics('outputs-into-one-tensor')).toEqual([]);
+      expect(allDiagnostics('outputs-into-one-tensor').map((d) => d.code)).toEqual(['ensemble-outputs-into-one-tensor']);
+    });
+
+    it('does not check the maps of a composing model whose backend fills in its inputs and outputs, and says so', () => {
+      const diagnostics = graphDiagnostics('autocomplete-io');
+      expect(errors(diagnostics)).toEqual([]);
+      expect(diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'ensemble-step-unchecked']]);
+    });
+  });
+
+  describe('data type and shape agreement (10.25–10.27)', () => {
+    it('rejects a tensor whose writer and reader disagree on the data type', () => {
+      const diagnostics = graphDiagnostics('dtype-mismatch');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-dtype-mismatch']);
+      expect(diagnostics[0]!.message).toContain(
+        'in ensemble ens, ensemble tensor ids_t: inconsistent data type: TYPE_INT32 is inferred from model pre while TYPE_INT64 is inferred from model net',
+      );
+    });
+
+    it('rejects a shape mismatch, printing the full dims with the batch dimension as Triton does', () => {
+      const diagnostics = graphDiagnostics('shape-mismatch');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-shape-mismatch']);
+      expect(diagnostics[0]!.message).toContain(
+        'in ensemble ens, ensemble tensor ids_t: inconsistent shape: [-1,16] is inferred from model pre while [-1,32] is inferred from model net',
+      );
+    });
+
+    it('compares ensemble outputs by reshape.shape when a reshape is given', () => {
+      expect(graphDiagnostics('reshape-io')).toEqual([]);
+      const diagnostics = graphDiagnostics('reshape-missing');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-shape-mismatch']);
+      expect(diagnostics[0]!.message).toContain('[-1,1,4] is inferred from model ens while [-1,4] is inferred from model net');
+    });
+
+    it('uses a nested ensemble\'s own inputs and outputs as its tensors', () => {
+      const diagnostics = graphDiagnostics('nested-dtype-mismatch', 'outer');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-dtype-mismatch']);
+      expect(diagnostics[0]!.message).toContain('TYPE_FP32 is inferred from model inner while TYPE_INT64 is inferred from model post');
+    });
+
+    it('makes an outer ensemble invalid when the inner one is, quoting the inner error', () => {
+      const diagnostics = allDiagnostics('nested-invalid-inner');
+      expect(diagnostics.filter((d) => d.model === 'inner').length).toBeGreaterThan(0);
+      const outer = diagnostics.filter((d) => d.model === 'outer');
+      expect(outer.map((d) => d.code)).toEqual(['ensemble-invalid-model']);
+      expect(outer[0]!.message).toContain("Model 'inner' failed with error: ensemble output 'SCORES' for ensemble inner' is not used");
+    });
+  });
+
+  describe('decoupled models (10.28–10.29)', () => {
+    it('rejects a step that combines the response streams of two decoupled models', () => {
+      const diagnostics = graphDiagnostics('decoupled-mixed');
+      expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-mixed-decoupled-inputs']);
+      expect(diagnostics[0]!.message).toContain(
+        "in ensemble ens, step of model 'merge' receives inputs originated from different decoupled models",
+      );
+      expect(diagnostics[0]!.message).toContain("decoupled model 'gen_a'");
+      expect(diagnostics[0]!.message).toContain("decoupled model 'gen_b'");
+    });
+
+    it('calls an ensemble decoupled when a composing model is, and names it', () => {
+      const single = loadFixture('decoupled-single');
+      expect(isDecoupledEnsemble(single.model('ens'), single.models)).toBe(true);
+      expect(decoupledModels(single.model('ens'), single.models)).toEqual(['gen_a']);
+      const plain = loadFixture('valid-pipeline');
+      expect(isDecoupledEnsemble(plain.model('ens'), plain.models)).toBe(false);
+      expect(isDecoupledEnsemble(plain.model('net'), plain.models)).toBe(false);
+    });
+
+    it('sees a decoupled model inside a nested ensemble', () => {
+      const repo = loadFixture('nested');
+      const net = repo.model('net');
+      const models = new Map(repo.models);
+      models.set('net', { ...net, config: { ...net.config, model_transaction_policy: { decoupled: true } } });
+      expect(decoupledModels(repo.model('outer'), models)).toEqual(['net']);
+    });
+  });
+
+  it('finds the top-level ensembles of a repository', () => {
+    expect(topLevelEnsembles(loadFixture('nested').models).map((m) => m.name)).toEqual(['outer']);
+    expect(topLevelEnsembles(loadFixture('cycle').models).map((m) => m.name)).toEqual(['ens_top']);
+    expect(topLevelEnsembles(loadFixture('self-cycle').models).map((m) => m.name)).toEqual(['ens']);
+  });
+});
