@@ -1,0 +1,220 @@
+// Reads what the planner needs from each path the user names: a TargetModel archive (.tar.gz, read as a stream,
+// never extracted) or a model repository directory (as `mme-deploy package` would pack it). Everything else in
+// lib/plan is pure; this file is the only one that touches the disk.
+
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { excludedReason } from '../archive/exclusions';
+import { readTarGz } from '../archive/tar-reader';
+import type { ModelConfig } from '../config/model-config-schema';
+import { parseModelConfig } from '../config/parse';
+import type { Diagnostic } from '../repository/diagnostics';
+import { validateRepository } from '../repository/validate';
+import type { ModelFile, TritonModelFiles } from './memory-estimate';
+
+/** One TargetModel: what SageMaker downloads, extracts and asks Triton to load as one unit. */
+export interface BundleFiles {
+  /** The TargetModel name: the archive's file name, or the repository directory's name. */
+  readonly name: string;
+  readonly source: string;
+  readonly kind: 'archive' | 'repository';
+  /** Compressed size; for a repository, the extracted size (weights barely compress). */
+  readonly archiveBytes: number;
+  readonly archiveBytesEstimated: boolean;
+  readonly extractedBytes: number;
+  readonly models: readonly TritonModelFiles[];
+}
+
+export async function readBundle(path: string): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    return { diagnostics: [ioError(path, err)] };
+  }
+  return info.isDirectory() ? readRepository(path) : readArchive(path, info.size);
+}
+
+async function readArchive(path: string, size: number): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+  const name = basename(path);
+  const files: ModelFile[] = [];
+  const configs = new Map<string, string>();
+  try {
+    await readTarGz(path, async (entry, content) => {
+      if (entry.type !== 'file') return;
+      files.push({ path: entry.path, size: entry.size });
+      if (entry.path === 'config.pbtxt' || /^[^/]+\/config\.pbtxt$/.test(entry.path)) {
+        configs.set(entry.path, await readText(content));
+      }
+    });
+  } catch (err) {
+    return {
+      diagnostics: [
+        {
+          severity: 'error',
+          code: 'plan-unreadable-archive',
+          message:
+            `cannot read ${path} as a tar.gz archive: ${(err as Error).message} ` +
+            'Pass a TargetModel archive or a model repository directory.',
+          file: name,
+        },
+      ],
+    };
+  }
+  const { models, diagnostics } = groupModels(name, files, configs);
+  const extractedBytes = files.reduce((sum, f) => sum + f.size, 0);
+  return {
+    bundle: {
+      name,
+      source: path,
+      kind: 'archive',
+      archiveBytes: size,
+      archiveBytesEstimated: false,
+      extractedBytes,
+      models,
+    },
+    diagnostics,
+  };
+}
+
+async function readRepository(path: string): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+  const name = basename(path.replace(/[\\/]+$/, '')) || path;
+  const diagnostics: Diagnostic[] = [];
+  const models: TritonModelFiles[] = [];
+  const files: ModelFile[] = [];
+  try {
+    // The validator's discovery gives each model's parsed config and auto-completed backend, as Triton sees them.
+    const report = await validateRepository(path, { mme: true });
+    const errors = report.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      diagnostics.push({
+        severity: 'warning',
+        code: 'plan-repository-invalid',
+        message:
+          `${name} has ${errors.length} validation error(s) (first: ${errors[0]!.message}); the estimate uses what ` +
+          `could be read. Run \`mme-deploy validate --mme ${path}\` to see them all.`,
+        file: path,
+      });
+    }
+    for (const summary of report.models) {
+      const modelFiles: ModelFile[] = [];
+      await walk(join(path, summary.path), '', modelFiles);
+      models.push({
+        name: summary.name,
+        ...(summary.config ? { config: summary.config } : {}),
+        ...(summary.backend ? { backend: summary.backend } : {}),
+        files: modelFiles,
+      });
+    }
+    await walk(path, '', files);
+  } catch (err) {
+    return { diagnostics: [ioError(path, err)] };
+  }
+  if (models.length === 0) diagnostics.push(noModels(name));
+  const extractedBytes = files.reduce((sum, f) => sum + f.size, 0);
+  return {
+    bundle: {
+      name,
+      source: path,
+      kind: 'repository',
+      archiveBytes: extractedBytes,
+      archiveBytesEstimated: true,
+      extractedBytes,
+      models,
+    },
+    diagnostics,
+  };
+}
+
+/** Every regular file under `dir`, skipping what the packer leaves out; symbolic links are followed by stat. */
+async function walk(root: string, relative: string, out: ModelFile[]): Promise<void> {
+  const entries = await readdir(join(root, relative), { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    if (excludedReason(entry.name)) continue;
+    const child = relative ? `${relative}/${entry.name}` : entry.name;
+    const info = entry.isSymbolicLink() ? await stat(join(root, child)) : entry;
+    if (info.isDirectory()) await walk(root, child, out);
+    else if (info.isFile()) out.push({ path: child, size: (await stat(join(root, child))).size });
+  }
+}
+
+/**
+ * Splits an archive's files into Triton models: each top-level directory with a config.pbtxt is one model; a
+ * config.pbtxt at the root makes the root itself the model (both layouts load on Triton's SageMaker frontend).
+ */
+function groupModels(
+  bundle: string,
+  files: readonly ModelFile[],
+  configs: ReadonlyMap<string, string>,
+): { models: TritonModelFiles[]; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const parse = (file: string, model: string): ModelConfig | undefined => {
+    const text = configs.get(file);
+    if (text === undefined) return undefined;
+    const result = parseModelConfig(text, { file: `${bundle}/${file}`, model });
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      diagnostics.push({
+        severity: 'warning',
+        code: 'plan-config-errors',
+        message:
+          `${bundle}/${file} has ${errors.length} error(s) (first: ${errors[0]!.message}); the estimate uses what ` +
+          `could be read. Run \`mme-deploy validate --mme\` on the repository to see them all.`,
+        file: `${bundle}/${file}`,
+        model,
+      });
+    }
+    return result.config;
+  };
+  if (configs.has('config.pbtxt')) {
+    const model = bundle.replace(/\.tar\.gz$|\.tgz$/, '');
+    return { models: [{ name: model, config: parse('config.pbtxt', model), files }], diagnostics };
+  }
+  const byDir = new Map<string, ModelFile[]>();
+  for (const file of files) {
+    const slash = file.path.indexOf('/');
+    if (slash < 0) continue;
+    const dir = file.path.slice(0, slash);
+    if (!configs.has(`${dir}/config.pbtxt`)) continue;
+    let list = byDir.get(dir);
+    if (!list) byDir.set(dir, (list = []));
+    list.push({ path: file.path.slice(slash + 1), size: file.size });
+  }
+  const models = [...byDir.keys()].sort().map((dir) => ({
+    name: dir,
+    config: parse(`${dir}/config.pbtxt`, dir),
+    files: byDir.get(dir)!,
+  }));
+  if (models.length === 0) diagnostics.push(noModels(bundle));
+  return { models, diagnostics };
+}
+
+function noModels(bundle: string): Diagnostic {
+  return {
+    severity: 'error',
+    code: 'plan-no-models',
+    message:
+      `${bundle} holds no model: no <model>/config.pbtxt at its top level. Triton on SageMaker needs model ` +
+      `directories at the archive root (see \`mme-deploy validate --mme\`).`,
+    file: bundle,
+  };
+}
+
+async function readText(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function ioError(path: string, err: unknown): Diagnostic {
+  const code = (err as NodeJS.ErrnoException).code;
+  const reason = code === 'ENOENT' ? 'no such file or directory' : (err as Error).message;
+  return {
+    severity: 'error',
+    code: 'plan-unreadable-input',
+    message: `cannot read ${path}: ${reason}. Pass TargetModel archives (.tar.gz) or model repository directories.`,
+    file: path,
+  };
+}

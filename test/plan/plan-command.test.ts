@@ -1,0 +1,196 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CliError, type CliIo } from '../../lib/cli/io';
+import { runPlan } from '../../lib/cli/plan';
+import { main } from '../../lib/cli/program';
+
+let dir: string;
+
+/** Writes a model repository: `files` maps relative paths to text, or to a size for a sparse weight file. */
+function repository(name: string, files: Record<string, string | number>): string {
+  const root = join(dir, name);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    if (typeof content === 'number') {
+      writeFileSync(join(root, path), '');
+      truncateSync(join(root, path), content);
+    } else {
+      writeFileSync(join(root, path), content);
+    }
+  }
+  return root;
+}
+
+/** Packs a repository the way AWS's notebooks do: `tar -C repo -czf name.tar.gz .`. */
+function archive(repo: string, name: string): string {
+  const path = join(dir, name);
+  execFileSync('tar', ['-C', repo, '-czf', path, '.']);
+  return path;
+}
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), isTTY: false, env: {}, cwd: dir };
+  // What lib/cli/program.ts does around every command: options as commander parses them, CliError as exit code.
+  const paths = args.filter((a, i) => !a.startsWith('--') && (i === 0 || !VALUED.has(args[i - 1]!)));
+  const options: Record<string, unknown> = {};
+  args.forEach((a, i) => {
+    if (!a.startsWith('--')) return;
+    const key = a.slice(2).replace(/-(.)/g, (_, c: string) => c.toUpperCase());
+    if (!VALUED.has(a)) options[key] = true;
+    else if (a === '--memory') options.memory = [...((options.memory as string[]) ?? []), args[i + 1]];
+    else options[key] = args[i + 1];
+  });
+  try {
+    return { code: await runPlan(paths, options, io), stdout, stderr };
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    return { code: err.exitCode, stdout, stderr: `${stderr}mme-deploy: ${err.message}\n` };
+  }
+}
+
+const VALUED = new Set([
+  '--instance-type', '--instances', '--region', '--price', '--traffic', '--rps', '--requests', '--seed', '--memory',
+  '--gpu-reserve', '--disk-gb', '--cold-start', '--csv',
+]);
+
+let tfDali: string;
+let trtPython: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mme-plan-'));
+  // The seed's two ensembles, with small stand-ins for the weights.
+  const dali = repository('tf_dali', {
+    'ensemble_dali_inception/config.pbtxt': 'name: "ensemble_dali_inception"\nplatform: "ensemble"\n',
+    'ensemble_dali_inception/1/README.md': 'Do not delete me!',
+    'dali/config.pbtxt': 'name: "dali"\nbackend: "dali"\nmax_batch_size: 256\n',
+    'dali/1/model.dali': 20_000,
+    'inception_graphdef/config.pbtxt':
+      'name: "inception_graphdef"\nplatform: "tensorflow_graphdef"\ninstance_group [ { kind: KIND_GPU } ]\n',
+    'inception_graphdef/1/model.graphdef': 2_000_000,
+  });
+  const python = repository('trt_python', {
+    'ensemble/config.pbtxt': 'name: "ensemble"\nplatform: "ensemble"\n',
+    'ensemble/1/README.md': 'Do not delete me!',
+    'bert-trt/config.pbtxt': 'name: "bert-trt"\nplatform: "tensorrt_plan"\n',
+    'bert-trt/1/model.plan': 1_000_000,
+    'preprocess/config.pbtxt': 'name: "preprocess"\nbackend: "python"\ninstance_group [ { kind: KIND_CPU } ]\n',
+    'preprocess/1/model.py': 'import numpy\n',
+  });
+  tfDali = archive(dali, 'model_tf_dali.tar.gz');
+  trtPython = archive(python, 'model_trt_python.tar.gz');
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('mme-deploy plan', () => {
+  it('is registered with its options in the command grammar', async () => {
+    let out = '';
+    const io: CliIo = { stdout: (s) => void (out += s), stderr: () => undefined, isTTY: false, env: {}, cwd: dir };
+    expect(await main(['plan', '--help'], io)).toBe(0);
+    for (const flag of [...VALUED, '--json', '--force']) expect(out).toContain(flag);
+  });
+
+  it('reproduces the seed\'s saving for its two ensembles on one ml.g4dn.4xlarge in us-east-1', async () => {
+    const result = await run([tfDali, trtPython, '--instance-type', 'ml.g4dn.4xlarge', '--region', 'us-east-1', '--json']);
+    expect(result.code).toBe(0);
+    const { ok, report } = JSON.parse(result.stdout);
+    expect(ok).toBe(true);
+    expect(report.cost.savingPercent).toBe(50);
+    expect(report.cost.savingPerYearUsd).toBeCloseTo(1.505 * 8760, 2);
+    expect(report.models.map((m: { name: string }) => m.name)).toEqual(['model_tf_dali.tar.gz', 'model_trt_python.tar.gz']);
+    const parts = report.models[0].parts.map((p: { model: string; backend: string }) => `${p.model}:${p.backend}`);
+    expect(parts).toEqual(['dali:dali', 'ensemble_dali_inception:ensemble', 'inception_graphdef:tensorflow']);
+    expect(report.simulation.curve).toHaveLength(1);
+  });
+
+  it('prints a table with the saving, the simulation and the assumptions', async () => {
+    const result = await run([tfDali, trtPython, '--instance-type', 'g4dn.4xlarge', '--traffic', 'zipf:1.2']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/saving 50 %\s+\$1,098\.65\s+\$13,183\.80/);
+    expect(result.stdout).toMatch(/Cache simulation: zipf:1\.2 traffic/);
+    expect(result.stdout).toContain('Assumptions');
+    // The TensorFlow model's memory is not returned on unload: said once, on stderr.
+    expect(result.stderr).toContain('warning: ');
+    expect(result.stderr).toContain('TensorFlow backend');
+  });
+
+  it('reads a model repository directory as one TargetModel', async () => {
+    const repo = repository('onnx_repo', {
+      'classifier/config.pbtxt': 'name: "classifier"\nbackend: "onnxruntime"\ninstance_group [ { count: 2 } ]\n',
+      'classifier/1/model.onnx': 8 * 1024 * 1024,
+    });
+    const result = await run([repo, '--json']);
+    const { report } = JSON.parse(result.stdout);
+    expect(report.models[0]).toMatchObject({ name: 'onnx_repo', kind: 'repository', archiveBytesEstimated: true });
+    expect(report.models[0].gpuBytes).toBe(2 * 8 * 1024 * 1024 * 1.25 + 2 * 256 * 1024 * 1024);
+  });
+
+  it('fails with exit 1 naming a model whose weights do not fit in the GPU', async () => {
+    const huge = repository('huge_model', {
+      'llm/config.pbtxt': 'name: "llm"\nplatform: "pytorch_libtorch"\n',
+      'llm/1/model.pt': 14 * 1024 ** 3,
+    });
+    const result = await run([tfDali, huge]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/error: .*huge_model needs 17\.8 GiB of GPU memory \(llm pytorch 17\.8 GiB\)/);
+    expect(result.stdout).toMatch(/huge_model .* NO/);
+  });
+
+  it('writes the instance-count curve as CSV and never overwrites an existing file without --force', async () => {
+    const args = [tfDali, trtPython, '--instances', '3', '--csv', 'curve.csv'];
+    expect((await run(args)).code).toBe(0);
+    const csv = readFileSync(join(dir, 'curve.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]).toMatch(/^instances,hit_ratio,loads_per_hour,/);
+    expect(csv.slice(1).map((line) => line.split(',')[0])).toEqual(['1', '2', '3']);
+
+    writeFileSync(join(dir, 'curve.csv'), 'mine');
+    const again = await run(args);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('--force');
+    expect(readFileSync(join(dir, 'curve.csv'), 'utf8')).toBe('mine');
+    expect((await run([...args, '--force'])).code).toBe(0);
+  });
+
+  it('prints the same report for the same --seed', async () => {
+    const args = [tfDali, trtPython, '--traffic', 'zipf:1', '--rps', '500', '--memory', 'model_tf_dali.tar.gz=9', '--memory', 'model_trt_python.tar.gz=9', '--instances', '2', '--requests', '50000', '--json'];
+    const first = await run([...args, '--seed', '7']);
+    const second = await run([...args, '--seed', '7']);
+    const other = await run([...args, '--seed', '8']);
+    expect(first.stdout).toBe(second.stdout);
+    expect(JSON.parse(first.stdout).report.simulation.curve).not.toEqual(JSON.parse(other.stdout).report.simulation.curve);
+  });
+
+  it('replays a timestamp,model trace and names unknown models in it', async () => {
+    writeFileSync(join(dir, 'trace.csv'), 'timestamp,model\n0,model_tf_dali.tar.gz\n30,model_trt_python.tar.gz\n60,model_tf_dali.tar.gz\n');
+    const ok = await run([tfDali, trtPython, '--traffic', 'trace.csv', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).report.simulation.requests).toBe(3);
+    writeFileSync(join(dir, 'typo.csv'), 'timestamp,model\n0,model_tf_dal.tar.gz\n');
+    const typo = await run([tfDali, trtPython, '--traffic', 'typo.csv']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('model_tf_dal.tar.gz');
+  });
+
+  it('answers usage and I/O problems with exit 2 and a message, never a stack trace', async () => {
+    const missing = await run(['nowhere.tar.gz']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read .*nowhere\.tar\.gz: no such file or directory/);
+    for (const [flag, value] of [['--instances', '0'], ['--rps', 'fast'], ['--memory', 'model_tf_dali.tar.gz'], ['--traffic', 'zipf:x'], ['--cold-start', 'download=0']]) {
+      const result = await run([tfDali, flag!, value!]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(flag!);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('rejects a file that is not a tar.gz archive', async () => {
+    writeFileSync(join(dir, 'notes.txt'), 'hello');
+    const result = await run([join(dir, 'notes.txt')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/notes\.txt/);
+  });
+});
