@@ -19,24 +19,52 @@ export interface SourcePosition {
   readonly offset: number;
 }
 
-/** Where each parsed message and field came from, for diagnostics raised by later rules. */
+/**
+ * Where each parsed message and field came from, for diagnostics raised by later rules. Only offsets are kept while
+ * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
+ */
 export class ConfigPositions {
-  private readonly byObject = new WeakMap<object, Map<string, SourcePosition>>();
+  private readonly byObject = new Map<object, Map<string, number>>();
+  private lineStarts: number[] | undefined;
+
+  constructor(private readonly text = '') {}
 
   /** The position of `field` (its name token) in `message`, or of the message itself when `field` is omitted. */
   of(message: object | undefined, field?: string, index?: number): SourcePosition | undefined {
     if (!message) return undefined;
-    const positions = this.byObject.get(message);
-    if (!positions) return undefined;
-    if (field === undefined) return positions.get('');
-    return (index !== undefined ? positions.get(`${field}#${index}`) : undefined) ?? positions.get(field);
+    const offsets = this.byObject.get(message);
+    if (!offsets) return undefined;
+    const offset =
+      field === undefined
+        ? offsets.get('')
+        : ((index !== undefined ? offsets.get(`${field}#${index}`) : undefined) ?? offsets.get(field));
+    return offset === undefined ? undefined : this.at(offset);
   }
 
-  set(message: object, key: string, position: SourcePosition): void {
-    let positions = this.byObject.get(message);
-    if (!positions) this.byObject.set(message, (positions = new Map()));
-    if (!positions.has(key)) positions.set(key, position);
+  set(message: object, key: string, offset: number): void {
+    let offsets = this.byObject.get(message);
+    if (!offsets) this.byObject.set(message, (offsets = new Map()));
+    if (!offsets.has(key)) offsets.set(key, offset);
   }
+
+  /** Line and column (1-based) of an offset in the text. */
+  at(offset: number): SourcePosition {
+    const starts = (this.lineStarts ??= lineStartsOf(this.text));
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: offset - starts[lo]! + 1, offset };
+  }
+}
+
+function lineStartsOf(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
 }
 
 export interface ParseOptions {
@@ -80,7 +108,7 @@ class TextFormatParser {
   private readonly scanner: Scanner;
   private token: Token;
   private readonly diagnostics: Diagnostic[] = [];
-  private readonly positions = new ConfigPositions();
+  private readonly positions: ConfigPositions;
 
   constructor(
     private readonly text: string,
@@ -88,6 +116,7 @@ class TextFormatParser {
     private readonly options: ParseOptions,
   ) {
     this.scanner = new Scanner(text);
+    this.positions = new ConfigPositions(text);
     this.token = this.scanner.next();
   }
 
@@ -98,7 +127,7 @@ class TextFormatParser {
       return { config, diagnostics: this.diagnostics, positions: this.positions };
     }
     try {
-      this.positions.set(config, '', this.token);
+      this.positions.set(config, '', this.token.offset);
       this.parseFields(config, this.schema.root, undefined, 0);
     } catch (err) {
       if (!(err instanceof SyntaxStop)) throw err;
@@ -136,7 +165,7 @@ class TextFormatParser {
         this.skipSeparator();
         continue;
       }
-      this.positions.set(target, fieldName, tok);
+      this.positions.set(target, fieldName, tok.offset);
       const repeated = field.kind === 'map' || field.repeated === true;
       if (!repeated) {
         if (seen.has(fieldName)) {
@@ -214,7 +243,7 @@ class TextFormatParser {
         this.report(start, 'duplicate-map-key', `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`, 'warning');
       }
       map[key] = entry.value === undefined ? defaultValue(field.value) : entry.value;
-      this.positions.set(map, key, start);
+      this.positions.set(map, key, start.offset);
       return;
     }
     let value: unknown;
@@ -227,7 +256,7 @@ class TextFormatParser {
     }
     if (field.repeated) {
       const list = (target[name] as unknown[] | undefined) ?? (target[name] = []) as unknown[];
-      this.positions.set(target, `${name}#${list.length}`, start);
+      this.positions.set(target, `${name}#${list.length}`, start.offset);
       list.push(value);
     } else {
       target[name] = value;
@@ -256,7 +285,7 @@ class TextFormatParser {
     this.advance();
     const target: Record<string, unknown> = {};
     this.closers.set(target, close);
-    this.positions.set(target, '', open);
+    this.positions.set(target, '', open.offset);
     body(target, depth + 1);
     if (!this.isSymbol(close)) this.syntax(this.token, `Expected "${close}", found ${this.describe(this.token)}.`);
     this.advance();
@@ -288,7 +317,7 @@ class TextFormatParser {
       }
       seen.add(tok.text);
       const descriptor: FieldDescriptor = tok.text === 'key' ? { kind: 'scalar', type: keyType } : valueType;
-      this.positions.set(target, tok.text, tok);
+      this.positions.set(target, tok.text, tok.offset);
       this.parseFieldValue(target, tok.text, descriptor, depth);
       if (tok.text === 'key' && typeof target.key === 'bigint') target.key = target.key.toString();
       this.skipSeparator();
@@ -327,18 +356,39 @@ class TextFormatParser {
       this.skipScalar();
       return undefined;
     }
-    const parts: Uint8Array[] = [];
-    while (this.token.kind === 'string') {
-      parts.push(this.token.bytes!);
+    if (first.value !== undefined) {
+      // The common case: one literal without escapes is already the string.
       this.advance();
+      if (this.token.kind !== 'string') return first.value;
+      const rest = this.parseStringParts();
+      return rest === undefined ? this.invalidUtf8(first, name) : first.value + rest;
     }
-    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts);
-    try {
-      return utf8.decode(bytes);
-    } catch {
-      this.report(first, 'invalid-utf8', `String field "${name}" contains invalid UTF-8 data (proto3 strings must be UTF-8). Check the escape sequences.`);
-      return undefined;
+    const rest = this.parseStringParts();
+    return rest === undefined ? this.invalidUtf8(first, name) : rest;
+  }
+
+  /** Joins adjacent string literals; undefined when escapes produce invalid UTF-8. */
+  private parseStringParts(): string | undefined {
+    let out = '';
+    while (this.token.kind === 'string') {
+      const tok = this.token;
+      this.advance();
+      if (tok.value !== undefined) {
+        out += tok.value;
+        continue;
+      }
+      try {
+        out += utf8.decode(tok.bytes!);
+      } catch {
+        return undefined;
+      }
     }
+    return out;
+  }
+
+  private invalidUtf8(first: Token, name: string): undefined {
+    this.report(first, 'invalid-utf8', `String field "${name}" contains invalid UTF-8 data (proto3 strings must be UTF-8). Check the escape sequences.`);
+    return undefined;
   }
 
   private parseBool(name: string): boolean | undefined {
@@ -531,19 +581,11 @@ class TextFormatParser {
 }
 
 function parseIntegerLiteral(text: string): bigint {
+  // Short decimal literals (nearly all of them) skip the general path.
+  if (text.length < 16 && (text.length === 1 || text.charCodeAt(0) !== 48)) return BigInt(Number(text));
   if (/^0[xX]/.test(text)) return BigInt(text);
   if (text.length > 1 && text.startsWith('0')) return BigInt(`0o${text.slice(1)}`);
   return BigInt(text);
-}
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 function defaultKey(type: ScalarType): string {

@@ -10,9 +10,12 @@ export interface Token {
   readonly offset: number;
   readonly line: number;
   readonly column: number;
-  /** For strings: the decoded bytes (escapes applied); for invalid tokens: why. */
-  readonly bytes?: Uint8Array;
-  readonly error?: string;
+  /** For strings: the decoded value when it is plain text (no escapes), else undefined and `bytes` holds it. */
+  readonly value: string | undefined;
+  /** For strings with escapes: the decoded bytes. */
+  readonly bytes: Uint8Array | undefined;
+  /** For invalid tokens: why. */
+  readonly error: string | undefined;
 }
 
 const CH_NEWLINE = 10;
@@ -52,22 +55,32 @@ export class Scanner {
 
   constructor(private readonly text: string) {}
 
+  private start = 0;
+  private startLine = 1;
+  private startColumn = 1;
+
+  /** The token from `this.start` to the current position; every token has the same shape (fast property access). */
+  private make(kind: TokenKind, value?: string, bytes?: Uint8Array, error?: string): Token {
+    return {
+      kind,
+      text: this.text.slice(this.start, this.pos),
+      offset: this.start,
+      line: this.startLine,
+      column: this.startColumn,
+      value,
+      bytes,
+      error,
+    };
+  }
+
   next(): Token {
     this.skipWhitespaceAndComments();
-    const start = this.pos;
-    const line = this.line;
-    const column = start - this.lineStart + 1;
+    const start = (this.start = this.pos);
+    this.startLine = this.line;
+    this.startColumn = start - this.lineStart + 1;
     const text = this.text;
-    if (start >= text.length) return { kind: 'eof', text: '', offset: start, line, column };
+    if (start >= text.length) return this.make('eof');
     const c = text.charCodeAt(start);
-    const make = (kind: TokenKind, extra?: Partial<Token>): Token => ({
-      kind,
-      text: text.slice(start, this.pos),
-      offset: start,
-      line,
-      column,
-      ...extra,
-    });
 
     if (isLetter(c)) {
       this.pos++;
@@ -76,15 +89,15 @@ export class Scanner {
         if (!isLetter(d) && !isDigit(d)) break;
         this.pos++;
       }
-      return make('identifier');
+      return this.make('identifier');
     }
-    if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number(make);
-    if (c === 34 || c === 39) return this.string(make);
+    if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number();
+    if (c === 34 || c === 39) return this.string();
     this.pos++;
-    if ('{}<>[]:,;-/'.includes(text[start]!)) return make('symbol');
+    if (SYMBOLS.has(c)) return this.make('symbol');
     // Astral characters are two code units: report the whole character.
     if (c >= 0xd800 && c <= 0xdbff && this.pos < text.length) this.pos++;
-    return make('invalid', { error: `Unexpected character "${text.slice(start, this.pos)}".` });
+    return this.make('invalid', undefined, undefined, `Unexpected character "${text.slice(start, this.pos)}".`);
   }
 
   private skipWhitespaceAndComments(): void {
@@ -105,7 +118,7 @@ export class Scanner {
     }
   }
 
-  private number(make: (kind: TokenKind, extra?: Partial<Token>) => Token): Token {
+  private number(): Token {
     const text = this.text;
     const start = this.pos;
     let kind: TokenKind = 'integer';
@@ -148,10 +161,10 @@ export class Scanner {
       }
       error = 'Need space between number and identifier.';
     }
-    return error ? make('invalid', { error }) : make(kind);
+    return error ? this.make('invalid', undefined, undefined, error) : this.make(kind);
   }
 
-  private string(make: (kind: TokenKind, extra?: Partial<Token>) => Token): Token {
+  private string(): Token {
     const text = this.text;
     const quote = text.charCodeAt(this.pos);
     this.pos++;
@@ -160,30 +173,25 @@ export class Scanner {
     while (this.pos < text.length) {
       const c = text.charCodeAt(this.pos);
       if (c === quote) break;
-      if (c === CH_NEWLINE) return make('invalid', { error: 'String literals cannot cross line boundaries.' });
+      if (c === CH_NEWLINE) return this.make('invalid', undefined, undefined, 'String literals cannot cross line boundaries.');
       if (c === 92) {
         simple = false;
         this.pos += 2;
         continue;
       }
-      if (c > 127) simple = false;
       this.pos++;
     }
-    if (this.pos >= text.length) return make('invalid', { error: 'Unexpected end of string.' });
+    if (this.pos >= text.length) return this.make('invalid', undefined, undefined, 'Unexpected end of string.');
     const content = text.slice(contentStart, this.pos);
     this.pos++;
-    if (simple) return make('string', { bytes: asciiBytes(content) });
+    if (simple) return this.make('string', content);
     const decoded = decodeEscapes(content);
-    if (typeof decoded === 'string') return make('invalid', { error: decoded });
-    return make('string', { bytes: decoded });
+    if (typeof decoded === 'string') return this.make('invalid', undefined, undefined, decoded);
+    return this.make('string', undefined, decoded);
   }
 }
 
-function asciiBytes(s: string): Uint8Array {
-  const bytes = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
-  return bytes;
-}
+const SYMBOLS = new Set([...'{}<>[]:,;-/'].map((ch) => ch.charCodeAt(0)));
 
 /** Applies C escapes to a string literal's content; returns the bytes, or an error message. */
 function decodeEscapes(content: string): Uint8Array | string {

@@ -58,11 +58,14 @@ export function modelFileRule(fields: BackendFields): ModelFileRule | undefined 
 export function autoCompleteBackendFields(
   config: ModelConfig,
   modelName: string,
-  firstSubdirFiles: ReadonlySet<string>,
+  listFirstSubdir: () => ReadonlySet<string>,
 ): BackendFields {
   let platform = config.platform ?? '';
   let backend = config.backend ?? '';
   let filename = config.default_model_filename ?? '';
+  // Reading the directory costs a system call per model: only when the config leaves something to infer.
+  let files: ReadonlySet<string> | undefined;
+  const firstSubdirFiles = { has: (name: string) => (files ??= listFirstSubdir()).has(name) };
 
   if (platform === 'ensemble') return { platform, backend: backend || undefined };
 
@@ -109,7 +112,7 @@ export function autoCompleteBackendFields(
   };
 }
 
-function inferFromFiles(files: ReadonlySet<string>): BackendFields | undefined {
+function inferFromFiles(files: { has(name: string): boolean }): BackendFields | undefined {
   if (files.has('model.plan')) return { platform: 'tensorrt_plan', backend: 'tensorrt', defaultModelFilename: 'model.plan' };
   if (files.has('model.onnx')) return { platform: 'onnxruntime_onnx', backend: 'onnxruntime', defaultModelFilename: 'model.onnx' };
   if (files.has('model.savedmodel')) return { platform: 'tensorflow_savedmodel', backend: 'tensorflow', defaultModelFilename: 'model.savedmodel' };

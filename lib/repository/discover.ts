@@ -145,17 +145,18 @@ function loadModel(
       model: name,
     });
   } else if (hasConfig) {
-    const size = statSync(join(dir, CONFIG_FILE)).size;
-    if (size > MAX_CONFIG_BYTES) {
+    // Read first, check the size after: one system call fewer per model, and a config is a few kilobytes.
+    const bytes = readFileSync(join(dir, CONFIG_FILE));
+    if (bytes.length > MAX_CONFIG_BYTES) {
       diagnostics.push({
         severity: 'error',
         code: 'config-too-large',
-        message: `${configFile} is ${size} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`,
+        message: `${configFile} is ${bytes.length} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`,
         file: configFile,
         model: name,
       });
     } else {
-      configText = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+      configText = bytes.toString('utf8');
       const result = parseModelConfig(configText, { file: configFile, model: name });
       config = result.config;
       positions = result.positions;
@@ -167,15 +168,15 @@ function loadModel(
   const subdirs = entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name);
   const versionDirs = findVersionDirs(subdirs, relDir, name, diagnostics);
   const firstSubdir = subdirs[0];
-  const firstSubdirFiles = new Set<string>();
-  if (firstSubdir !== undefined) {
+  const listFirstSubdir = (): ReadonlySet<string> => {
+    if (firstSubdir === undefined) return new Set();
     try {
-      for (const f of readdirSync(join(dir, firstSubdir))) firstSubdirFiles.add(f);
+      return new Set(readdirSync(join(dir, firstSubdir)));
     } catch {
-      // unreadable: nothing to infer from
+      return new Set(); // unreadable: nothing to infer from
     }
-  }
-  const fields = autoCompleteBackendFields(config, name, firstSubdirFiles);
+  };
+  const fields = autoCompleteBackendFields(config, name, listFirstSubdir);
   const versions = selectVersions(config, versionDirs);
 
   return {
@@ -194,6 +195,7 @@ function loadModel(
     ...(fields.backend ? { backend: fields.backend } : {}),
     ...(fields.defaultModelFilename ? { defaultModelFilename: fields.defaultModelFilename } : {}),
     ...(firstSubdir !== undefined ? { firstSubdir } : {}),
+    entryNames: entries.map((e) => e.name),
   };
 }
 

@@ -1,7 +1,7 @@
 // Triton's rules for one model that can be decided from its config text and the files present
 // (triton-validation-rules.md §1–§9, §11–§14, §16). Each rule reports Triton's own wording plus how to fix it.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type {
   DataTypeName,
@@ -128,13 +128,7 @@ function checkMissingConfig(model: LoadedModel, r: Reporter) {
 }
 
 function checkDuplicateConfigPrefix(model: LoadedModel, r: Reporter) {
-  let names: string[];
-  try {
-    names = readdirSync(model.dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of model.entryNames) {
     if (name !== 'config.pbtxt' && 'config.pbtxt'.startsWith(name)) {
       r.file('warning', 'duplicate-config', relPath(model.relDir, name), `Triton logs "Duplicate model config is detected" for '${name}' next to config.pbtxt and cannot track changes to this model. Rename or remove it.`);
     }

@@ -39,6 +39,8 @@ export interface LoadedModel {
   readonly defaultModelFilename?: string;
   /** The lexicographically first subdirectory: the one Triton inspects to infer the backend. */
   readonly firstSubdir?: string;
+  /** Names of the entries in the model directory (sorted). */
+  readonly entryNames: readonly string[];
 }
 
 /** `a/b` joined with `/` for diagnostics' file fields ('' parts dropped). */

@@ -25,6 +25,7 @@ function ensembleFromText(text: string): LoadedModel {
     versionDirs: [{ dirName: '1', version: 1 }],
     versions: [1],
     platform: 'ensemble',
+    entryNames: ['1', 'config.pbtxt'],
   };
 }
 

@@ -41,12 +41,12 @@ describe('SageMaker MME archive rules', () => {
   });
 
   it('lets the loaded ensemble\'s name differ from its directory (SageMaker renames it), but not composing models\' names', async () => {
-    const files = { ...pre(), ...net, ...ensemble() };
-    files['ens/config.pbtxt'] = files['ens/config.pbtxt']!.replace('name: "ens"', 'name: "pipeline"');
+    const files: RepoFiles = { ...pre(), ...net, ...ensemble() };
+    files['ens/config.pbtxt'] = (files['ens/config.pbtxt'] as string).replace('name: "ens"', 'name: "pipeline"');
     expect(await mme(files)).toEqual([]);
     const plain = await validateRepository(makeRepo(files));
     expect(plain.diagnostics.map((d) => d.code)).toContain('name-mismatch');
-    files['pre/config.pbtxt'] = files['pre/config.pbtxt']!.replace('name: "pre"', 'name: "preprocess"');
+    files['pre/config.pbtxt'] = (files['pre/config.pbtxt'] as string).replace('name: "pre"', 'name: "preprocess"');
     expect(await mme(files)).toContain('error:name-mismatch');
   });
 

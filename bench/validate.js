@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Validator throughput: generates a 10,000-model repository of varied configs, then prints configs/s for parsing
+// alone and wall seconds for the whole `mme-deploy validate` (a separate process, as a user runs it).
+// Target: the whole repository in < 1.5 s on a 2-core machine. Needs `npm run build`.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
+const dist = join(__dirname, '..', 'dist');
+if (!existsSync(join(dist, 'bin', 'mme-deploy.js'))) {
+  console.error('dist/ is missing: run `npm run build` first.');
+  process.exit(2);
+}
+const { parseModelConfig } = require(join(dist, 'lib', 'config', 'parse.js'));
+const MODELS = Number(process.env.MODELS ?? 10000);
+
+const io = (n, dtype) =>
+  `input [ { name: "INPUT_${n}" data_type: ${dtype} dims: [ -1, ${3 + (n % 5)} ] } ]\n` +
+  `output [ { name: "OUTPUT_${n}" data_type: TYPE_FP32 dims: [ ${1 + (n % 1000)} ] } ]\n`;
+const kinds = [
+  (n) => ({ file: 'model.onnx', text: `name: "m${n}"\nbackend: "onnxruntime"\nmax_batch_size: 16\n${io(n, 'TYPE_FP32')}dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }\ninstance_group [ { count: 1 kind: KIND_GPU } ]\n` }),
+  (n) => ({ file: 'model.plan', text: `name: "m${n}"\nplatform: "tensorrt_plan"\nmax_batch_size: 128\n${io(n, 'TYPE_FP16')}model_warmup { name: "w" batch_size: 1 inputs { key: "INPUT_${n}" value: { data_type: TYPE_FP16 dims: [ 1, 3 ] zero_data: true } } }\n` }),
+  (n) => ({ file: 'model.pt', text: `# TorchScript model\nname: "m${n}"\nplatform: "pytorch_libtorch"\nmax_batch_size: 0\n${io(n, 'TYPE_INT64')}parameters: { key: "DISABLE_OPTIMIZED_EXECUTION" value: { string_value: "true" } }\n` }),
+  (n) => ({ file: 'model.py', source: 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n', text: `name: 'm${n}'\nbackend: "python"\nmax_batch_size: 8\n${io(n, 'TYPE_STRING')}instance_group < kind: KIND_CPU count: 2 >\nsequence_batching { max_sequence_idle_microseconds: 5000000 control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }\n` }),
+];
+
+const repo = mkdtempSync(join(tmpdir(), 'mme-bench-validate-'));
+const texts = [];
+for (let n = 0; n < MODELS; n++) {
+  const model = kinds[n % kinds.length](n);
+  const dir = join(repo, `m${n}`);
+  mkdirSync(join(dir, '1'), { recursive: true });
+  writeFileSync(join(dir, 'config.pbtxt'), model.text);
+  writeFileSync(join(dir, '1', model.file), model.source ?? 'weights');
+  texts.push(model.text);
+}
+const bytes = texts.reduce((n, t) => n + t.length, 0);
+
+// Parse alone, in this process, after one warm-up pass.
+for (const t of texts.slice(0, 500)) parseModelConfig(t);
+let start = process.hrtime.bigint();
+for (const t of texts) parseModelConfig(t);
+const parseSeconds = Number(process.hrtime.bigint() - start) / 1e9;
+
+// The whole command, as a user runs it.
+const runs = [];
+for (let i = 0; i < 3; i++) {
+  start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, [join(dist, 'bin', 'mme-deploy.js'), 'validate', repo, '--json'], { maxBuffer: 1 << 28 });
+  runs.push(Number(process.hrtime.bigint() - start) / 1e9);
+  const report = JSON.parse(result.stdout.toString());
+  if (result.status !== 0 || report.models.length !== MODELS) throw new Error(`validate failed: exit ${result.status}, ${report.diagnostics.slice(0, 3).map((d) => d.message).join('; ')}`);
+}
+rmSync(repo, { recursive: true, force: true });
+const best = Math.min(...runs);
+console.log(`validate benchmark: ${MODELS} models, ${(bytes / 1024 / 1024).toFixed(1)} MiB of config.pbtxt`);
+console.log(`  parse alone:      ${(MODELS / parseSeconds).toFixed(0)} configs/s (${(bytes / parseSeconds / 1024 / 1024).toFixed(1)} MiB/s)`);
+console.log(`  whole validate:   ${best.toFixed(2)} s wall (best of ${runs.length}: ${runs.map((r) => r.toFixed(2)).join(', ')})`);
+console.log(`  target < 1.5 s -> ${best < 1.5 ? 'met' : 'NOT met'}`);
