@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// The `cdk deploy` app (cdk.json runs it with tsx): one TritonMmeStack configured from context, checked with cdk-nag.
+// Context keys: constructs/app-context.ts (APP_CONTEXT_KEYS) and docs/cdk.md.
+
+import { Annotations, App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { readAppContext } from '../constructs/app-context';
+import { TritonMmeStack } from '../constructs/triton-mme-stack';
+
+try {
+  const app = new App();
+  const settings = readAppContext(app.node);
+  const stack = new TritonMmeStack(app, settings.stackName, {
+    ...settings.stackProps,
+    // No region: an environment-agnostic template that synthesizes anywhere without credentials.
+    env: settings.region ? { region: settings.region, account: process.env.CDK_DEFAULT_ACCOUNT } : undefined,
+  });
+  for (const warning of settings.warnings) Annotations.of(stack).addWarningV2('mme-deploy:unknown-context', warning);
+  if (settings.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  app.synth();
+} catch (err) {
+  // Bad context or props are user input: say what is wrong, not where in our code it was noticed.
+  const error = err instanceof Error ? err : new Error(String(err));
+  process.stderr.write(`${process.env.MME_DEPLOY_DEBUG ? error.stack : error.message}\n`);
+  process.exitCode = 1;
+}

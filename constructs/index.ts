@@ -1,0 +1,11 @@
+// Public surface of mme-deploy's CDK constructs.
+
+export * from './triton-image';
+export * from './triton-environment';
+export * from './triton-multi-model-endpoint';
+export * from './scalable-instance-count';
+export * from './multi-model-endpoint-dashboard';
+export * from './model-archive';
+export * from './triton-mme-stack';
+export { APP_CONTEXT_KEYS, readAppContext } from './app-context';
+export type { AppContextKey, AppSettings } from './app-context';

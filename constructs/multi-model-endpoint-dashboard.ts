@@ -1,0 +1,179 @@
+// A CloudWatch dashboard and alarms for a GPU multi-model endpoint: GPU, memory and disk, loaded models and cache
+// hits, model load/download/wait times, latency percentiles, errors.
+
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { IMultiModelEndpoint } from './triton-multi-model-endpoint';
+
+/** Properties of a MultiModelEndpointDashboard. */
+export interface MultiModelEndpointDashboardProps {
+  /** The endpoint to watch. */
+  readonly endpoint: IMultiModelEndpoint;
+  /** @default - a name CloudFormation generates */
+  readonly dashboardName?: string;
+  /**
+   * Where alarms send their ALARM and OK notifications.
+   * @default - alarms without actions
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Alarm when the p90 of ModelLoadingWaitTime (how long invocations waited for their model to load) exceeds this.
+   * @default Duration.seconds(10)
+   */
+  readonly modelLoadingWaitTimeThreshold?: Duration;
+  /**
+   * Alarm when average GPU memory utilization exceeds this percentage: loads are about to fail with 507.
+   * @default 90
+   */
+  readonly gpuMemoryUtilizationThreshold?: number;
+  /**
+   * Alarm when average disk utilization (the model cache) exceeds this percentage.
+   * @default 90
+   */
+  readonly diskUtilizationThreshold?: number;
+  /**
+   * Alarm when the endpoint returns at least this many 5XX errors in one period.
+   * @default 1
+   */
+  readonly invocation5XXErrorsThreshold?: number;
+  /**
+   * The period of alarms and graphs.
+   * @default Duration.minutes(5)
+   */
+  readonly period?: Duration;
+}
+
+/** A dashboard of a multi-model endpoint's metrics and four alarms (5XX, GPU memory, disk, model-load wait). */
+export class MultiModelEndpointDashboard extends Construct {
+  public readonly dashboard: cloudwatch.Dashboard;
+  public readonly invocation5XXErrorsAlarm: cloudwatch.Alarm;
+  public readonly gpuMemoryUtilizationAlarm: cloudwatch.Alarm;
+  public readonly diskUtilizationAlarm: cloudwatch.Alarm;
+  public readonly modelLoadingWaitTimeAlarm: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, props: MultiModelEndpointDashboardProps) {
+    super(scope, id);
+    const ep = props.endpoint;
+    const period = props.period ?? Duration.minutes(5);
+    const gpuMemory = props.gpuMemoryUtilizationThreshold ?? 90;
+    const disk = props.diskUtilizationThreshold ?? 90;
+    const errors5xx = props.invocation5XXErrorsThreshold ?? 1;
+    const wait = props.modelLoadingWaitTimeThreshold ?? Duration.seconds(10);
+
+    const problems: string[] = [];
+    for (const [name, value] of [
+      ['gpuMemoryUtilizationThreshold', gpuMemory],
+      ['diskUtilizationThreshold', disk],
+    ] as const) {
+      if (!(value > 0 && value <= 100)) problems.push(`${name} must be a percentage in (0, 100], got ${value}.`);
+    }
+    if (!(errors5xx >= 1)) problems.push(`invocation5XXErrorsThreshold must be at least 1, got ${errors5xx}.`);
+    if (problems.length > 0) {
+      throw new Error(`Invalid MultiModelEndpointDashboard props (${this.node.path}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    }
+
+    const o = { period };
+    this.invocation5XXErrorsAlarm = new cloudwatch.Alarm(this, 'Invocation5XXErrors', {
+      alarmDescription: `${errors5xx} or more 5XX errors in ${period.toHumanString()}: the container failed requests.`,
+      metric: ep.metricInvocation5XXErrors(o),
+      threshold: errors5xx,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.gpuMemoryUtilizationAlarm = new cloudwatch.Alarm(this, 'GpuMemoryUtilization', {
+      alarmDescription: `GPU memory above ${gpuMemory} %: new model loads will fail (HTTP 507) and evict others.`,
+      metric: ep.metricGpuMemoryUtilization(o),
+      threshold: gpuMemory,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.diskUtilizationAlarm = new cloudwatch.Alarm(this, 'DiskUtilization', {
+      alarmDescription: `Disk above ${disk} %: the model cache is full and archives are evicted and downloaded again.`,
+      metric: ep.metricDiskUtilization(o),
+      threshold: disk,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // ModelLoadingWaitTime is reported in microseconds.
+    this.modelLoadingWaitTimeAlarm = new cloudwatch.Alarm(this, 'ModelLoadingWaitTime', {
+      alarmDescription: `p90 of the wait for model loads above ${wait.toHumanString()}: cold starts hurt latency.`,
+      metric: ep.metricModelLoadingWaitTime({ ...o, statistic: 'p90' }),
+      threshold: wait.toMilliseconds() * 1000,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (props.alarmTopic) {
+      const action = new actions.SnsAction(props.alarmTopic);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+
+    const percentile = (stat: string) => ep.metricModelLatency({ ...o, statistic: stat, label: `ModelLatency ${stat}` });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'GPU, memory and disk (%)',
+        left: [
+          ep.metricGpuUtilization(o),
+          ep.metricGpuMemoryUtilization(o),
+          ep.metricCpuUtilization(o),
+          ep.metricMemoryUtilization(o),
+          ep.metricDiskUtilization(o),
+        ],
+        leftAnnotations: [{ value: gpuMemory, label: 'GPU memory alarm' }],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Loaded models and cache-hit ratio',
+        left: [ep.metricLoadedModelCount(o)],
+        right: [ep.metricModelCacheHit({ ...o, label: 'ModelCacheHit (ratio)' })],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Model load, download and wait times (µs)',
+        left: [
+          ep.metricModelLoadingWaitTime({ ...o, statistic: 'p90', label: 'ModelLoadingWaitTime p90' }),
+          ep.metricModelLoadingTime(o),
+          ep.metricModelDownloadingTime(o),
+          ep.metricModelUnloadingTime(o),
+        ],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Latency (µs)',
+        left: [percentile('p50'), percentile('p90'), percentile('p99'), ep.metricOverheadLatency(o)],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Invocations and errors',
+        left: [ep.metricInvocations(o), ep.metricInvocationsPerInstance(o)],
+        right: [ep.metricInvocation4XXErrors(o), ep.metricInvocation5XXErrors(o)],
+        width: 12,
+      }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12 }),
+    );
+  }
+
+  /** The four alarms. */
+  public get alarms(): cloudwatch.Alarm[] {
+    return [
+      this.invocation5XXErrorsAlarm,
+      this.gpuMemoryUtilizationAlarm,
+      this.diskUtilizationAlarm,
+      this.modelLoadingWaitTimeAlarm,
+    ];
+  }
+}

@@ -1,0 +1,136 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, AssetStaging, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import { ModelArchive, ModelArchiveProps } from '../../constructs';
+
+const repositories = join(__dirname, 'fixtures', 'repositories');
+const valid = join(repositories, 'add_one_python');
+const broken = join(repositories, 'broken_config');
+
+function synthIn(outdir: string, props: Omit<ModelArchiveProps, 'bucket'>) {
+  const app = new App({ outdir });
+  const stack = new Stack(app, 'S');
+  const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'team-models');
+  const archive = new ModelArchive(stack, 'Archive', { bucket, ...props });
+  const assembly = app.synth();
+  return { archive, stack, assembly, template: Template.fromJSON(assembly.getStackByName('S').template) };
+}
+
+/** The staged `*.tar.gz` files of an assembly directory, with their modification times. */
+function stagedArchives(outdir: string): Array<{ file: string; mtimeMs: number }> {
+  return readdirSync(outdir)
+    .filter((d) => d.startsWith('asset.') && statSync(join(outdir, d)).isDirectory())
+    .flatMap((d) => readdirSync(join(outdir, d)).map((f) => join(outdir, d, f)))
+    .filter((f) => f.endsWith('.tar.gz'))
+    .map((file) => ({ file, mtimeMs: statSync(file).mtimeMs }));
+}
+
+describe('ModelArchive of valid repositories', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  const { archive, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+
+  it('names the archives and their keys after the directories or the given names', () => {
+    expect(archive.targetModels).toEqual(['add_one_python.tar.gz', 'add_one_v2.tar.gz']);
+    expect(archive.objectKeys).toEqual(['prod/add_one_python.tar.gz', 'prod/add_one_v2.tar.gz']);
+  });
+
+  it('packs each repository at synth into <name>.tar.gz with the models at the archive root', () => {
+    const staged = stagedArchives(outdir).map((a) => a.file);
+    expect(staged.map((f) => f.split('/').pop()).sort()).toEqual(['add_one_python.tar.gz', 'add_one_v2.tar.gz']);
+    const listing = execFileSync('tar', ['-tzf', staged[0]], { encoding: 'utf8' }).trim().split('\n').sort();
+    expect(listing).toEqual(['add_one/', 'add_one/1/', 'add_one/1/model.py', 'add_one/config.pbtxt']);
+  });
+
+  it('copies them under the prefix on deploy, extracting the staged zips and pruning nothing', () => {
+    template.hasResourceProperties('Custom::CDKBucketDeployment', {
+      DestinationBucketName: 'team-models',
+      DestinationBucketKeyPrefix: 'prod/',
+      Prune: false,
+      SourceObjectKeys: [Match.stringLikeRegexp('\\.zip$'), Match.stringLikeRegexp('\\.zip$')],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024, EphemeralStorage: { Size: 10240 } });
+  });
+
+  it('does not pack an unchanged repository again (cache by content hash)', () => {
+    const before = stagedArchives(outdir);
+    AssetStaging.clearAssetHashCache(); // forget the in-process cache: only the staged files may answer
+    synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+    expect(stagedArchives(outdir)).toEqual(before);
+  });
+
+  it('packs a repository again when its content changes', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'mme-repo-'));
+    try {
+      cpSync(valid, copy, { recursive: true });
+      const first = synthIn(outdir, { repositories: [{ path: copy, name: 'changing' }] });
+      const hashOf = (a: typeof first) => (a.archive.node.findChild('Archive-changing') as s3assets.Asset).assetHash;
+      writeFileSync(join(copy, 'add_one', '1', 'model.py'), '# changed\n', { flag: 'a' });
+      AssetStaging.clearAssetHashCache();
+      const second = synthIn(outdir, { repositories: [{ path: copy, name: 'changing' }] });
+      expect(hashOf(second)).not.toEqual(hashOf(first));
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ModelArchive of a repository with warnings', () => {
+  it('packs it and shows each warning as a synth warning', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+    try {
+      const { stack } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
+      Annotations.fromStack(stack).hasWarning(
+        '/S/Archive',
+        Match.stringLikeRegexp("^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]"),
+      );
+      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual(['add_one_with_notes.tar.gz']);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ModelArchive synth-time errors', () => {
+  it("fails synth with the validator's diagnostics as file:line:column", () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+    try {
+      expect(() => synthIn(outdir, { repositories: [broken] })).toThrow(
+        new RegExp(
+          `^ModelArchive S/Archive: model repository '${broken}' is invalid:\\n` +
+            '  broken/config\\.pbtxt:4:17: error: Expected integer for int32 field "max_batch_size", got: "eight"\\. \\[wrong-value-type\\]$',
+        ),
+      );
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects an empty list, a missing directory, duplicate and bad names, a bad level and prefix, in one error', () => {
+    const stack = new Stack(new App(), 'S');
+    const bucket = s3.Bucket.fromBucketName(stack, 'B', 'bucket');
+    expect(() => new ModelArchive(stack, 'Empty', { bucket, repositories: [] })).toThrow(/repositories is empty/);
+    let message = '';
+    try {
+      new ModelArchive(stack, 'Bad', {
+        bucket,
+        prefix: 'models',
+        compressionLevel: 12,
+        repositories: [valid, valid, join(repositories, 'missing'), { path: valid, name: 'a/b' }],
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^Invalid ModelArchive props \(S\/Bad\):/);
+    expect(message).toContain("two repositories are named 'add_one_python'");
+    expect(message).toMatch(/'.*missing' is not a directory/);
+    expect(message).toContain("archive name 'a/b' may hold only letters");
+    expect(message).toContain('compressionLevel must be a whole number from 0 to 9, got 12');
+    expect(message).toContain("prefix 'models' must end with '/'");
+  });
+});

@@ -1,0 +1,113 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { MultiModelEndpointDashboard, TritonMultiModelEndpoint } from '../../constructs';
+
+describe('multi-model endpoint dashboard with default thresholds', () => {
+  const stack = new Stack(new App(), 'S');
+  const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 2 });
+  const dashboard = endpoint.addDashboard('Dash');
+  const template = Template.fromStack(stack);
+  const alarm = (metricName: string) => {
+    const found = Object.values(template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: metricName } }));
+    expect(found).toHaveLength(1);
+    return (found[0] as { Properties: Record<string, unknown> }).Properties;
+  };
+
+  it('alarms on one 5XX error in 5 minutes', () => {
+    expect(alarm('Invocation5XXErrors')).toMatchObject({
+      Namespace: 'AWS/SageMaker',
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on GPU memory and disk above 90 % for 15 minutes', () => {
+    for (const name of ['GPUMemoryUtilization', 'DiskUtilization']) {
+      expect(alarm(name)).toMatchObject({
+        Namespace: '/aws/sagemaker/Endpoints',
+        Statistic: 'Average',
+        Threshold: 90,
+        EvaluationPeriods: 3,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+    }
+  });
+
+  it('alarms on a p90 ModelLoadingWaitTime above 10 s, in microseconds', () => {
+    expect(alarm('ModelLoadingWaitTime')).toMatchObject({ ExtendedStatistic: 'p90', Threshold: 10_000_000, Namespace: 'AWS/SageMaker' });
+  });
+
+  it('has no alarm actions without a topic', () => {
+    expect(dashboard.alarms).toHaveLength(4);
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.absent() });
+  });
+
+  it('graphs GPU/memory/disk, loaded models, cache hits, load times, latency percentiles and errors', () => {
+    const [resource] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Array<{ Properties: { DashboardBody: unknown } }>;
+    const body = JSON.stringify(resource.Properties.DashboardBody);
+    for (const name of [
+      'GPUUtilization',
+      'GPUMemoryUtilization',
+      'CPUUtilization',
+      'MemoryUtilization',
+      'DiskUtilization',
+      'LoadedModelCount',
+      'ModelCacheHit',
+      'ModelLoadingWaitTime',
+      'ModelLoadingTime',
+      'ModelDownloadingTime',
+      'ModelUnloadingTime',
+      'OverheadLatency',
+      'Invocations',
+      'InvocationsPerInstance',
+      'Invocation4XXErrors',
+      'Invocation5XXErrors',
+    ]) {
+      expect(body).toContain(`\\"${name}\\"`);
+    }
+    for (const stat of ['p50', 'p90', 'p99']) expect(body).toContain(`ModelLatency ${stat}`);
+  });
+});
+
+describe('multi-model endpoint dashboard options', () => {
+  it('notifies a topic on ALARM and OK and uses the given thresholds and name', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = TritonMultiModelEndpoint.fromEndpointName(stack, 'Existing', 'prod-mme');
+    const topic = new sns.Topic(stack, 'Topic');
+    new MultiModelEndpointDashboard(stack, 'Dash', {
+      endpoint,
+      alarmTopic: topic,
+      dashboardName: 'prod-mme',
+      gpuMemoryUtilizationThreshold: 80,
+      diskUtilizationThreshold: 70,
+      invocation5XXErrorsThreshold: 5,
+      modelLoadingWaitTimeThreshold: Duration.seconds(2),
+      period: Duration.minutes(1),
+    });
+    const template = Template.fromStack(stack);
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [{ Ref: Match.stringLikeRegexp('^Topic') }],
+      OKActions: [{ Ref: Match.stringLikeRegexp('^Topic') }],
+      Period: 60,
+      Dimensions: Match.arrayWith([{ Name: 'EndpointName', Value: 'prod-mme' }]),
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'GPUMemoryUtilization', Threshold: 80 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DiskUtilization', Threshold: 70 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Invocation5XXErrors', Threshold: 5 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ModelLoadingWaitTime', Threshold: 2_000_000 });
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'prod-mme' });
+  });
+
+  it('rejects thresholds that are not percentages or counts', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = TritonMultiModelEndpoint.fromEndpointName(stack, 'Existing', 'prod-mme');
+    expect(
+      () => new MultiModelEndpointDashboard(stack, 'Dash', { endpoint, gpuMemoryUtilizationThreshold: 120, diskUtilizationThreshold: 0, invocation5XXErrorsThreshold: 0 }),
+    ).toThrow(/gpuMemoryUtilizationThreshold must be a percentage in \(0, 100\], got 120[\s\S]*diskUtilizationThreshold .* got 0[\s\S]*invocation5XXErrorsThreshold must be at least 1/);
+  });
+});

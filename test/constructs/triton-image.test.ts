@@ -1,0 +1,100 @@
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ecr from 'aws-cdk-lib/aws-ecr';
+import { InferenceAmiVersion, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
+
+function endpointWith(image: TritonImage, region = 'us-west-2') {
+  const stack = new Stack(new App(), 'S', { env: { region, account: '111122223333' } });
+  const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { image, initialInstanceCount: 2 });
+  return { stack, endpoint };
+}
+
+function imageOf(stack: Stack): unknown {
+  const [model] = Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model')) as Array<{
+    Properties: { PrimaryContainer: { Image: unknown } };
+  }>;
+  return model.Properties.PrimaryContainer.Image;
+}
+
+describe('TritonImage.fromSageMakerDlc', () => {
+  it('pins the version asked for', () => {
+    const { stack, endpoint } = endpointWith(TritonImage.fromSageMakerDlc('24.05'));
+    expect(imageOf(stack)).toBe('763104351884.dkr.ecr.us-west-2.amazonaws.com/sagemaker-tritonserver:24.05-py3');
+    expect(endpoint.tritonVersion).toBe('24.05');
+  });
+
+  it('warns that a version newer than 24.09 needs a newer GPU driver unless inferenceAmiVersion is set', () => {
+    const { stack } = endpointWith(TritonImage.fromSageMakerDlc('25.04'));
+    Annotations.fromStack(stack).hasWarning('/S/Mme', Match.stringLikeRegexp('^Triton 25.04 is newer than 24.09.*inferenceAmiVersion'));
+    const pinned = new Stack(new App(), 'P', { env: { region: 'us-west-2', account: '111122223333' } });
+    new TritonMultiModelEndpoint(pinned, 'Mme', {
+      image: TritonImage.fromSageMakerDlc('25.04'),
+      initialInstanceCount: 2,
+      inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_3_1,
+    });
+    Annotations.fromStack(pinned).hasNoWarning('/P/Mme', Match.stringLikeRegexp('is newer than'));
+    Annotations.fromStack(endpointWith(TritonImage.fromSageMakerDlc('24.09')).stack).hasNoWarning('/S/Mme', Match.stringLikeRegexp('is newer than'));
+  });
+
+  it('rejects a version that is not YY.MM', () => {
+    expect(() => endpointWith(TritonImage.fromSageMakerDlc('latest'))).toThrow(/version 'latest' is not of the form YY.MM/);
+  });
+});
+
+describe('TritonImage.fromAsset', () => {
+  it("builds this project's triton-image/ by default and lets the role pull it", () => {
+    const { stack, endpoint } = endpointWith(TritonImage.fromAsset());
+    expect(JSON.stringify(imageOf(stack))).toMatch(/cdk-hnb659fds-container-assets-111122223333-us-west-2:[0-9a-f]{64}/);
+    expect(endpoint.tritonVersion).toBe('24.09');
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'] }),
+        ]),
+      },
+    });
+    const assets = stack.node.findAll().filter((c) => c.node.id === 'TritonImageAsset');
+    expect(assets).toHaveLength(1);
+    Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('multi-models=true'));
+  });
+
+  it('warns when the Dockerfile neither uses a Triton base nor sets the multi-models label', () => {
+    const { stack } = endpointWith(TritonImage.fromAsset(join(__dirname, 'fixtures', 'image-without-mme-label')));
+    Annotations.fromStack(stack).hasWarning('/S/Mme', Match.stringLikeRegexp('LABEL com.amazonaws.sagemaker.capabilities.multi-models=true'));
+  });
+
+  it('fails synth for a missing directory or a directory without Dockerfile', () => {
+    expect(() => endpointWith(TritonImage.fromAsset(join(__dirname, 'no-such-dir')))).toThrow(/is not a directory/);
+    expect(() => endpointWith(TritonImage.fromAsset(__dirname))).toThrow(/no Dockerfile at/);
+  });
+});
+
+describe('TritonImage.fromEcrRepository', () => {
+  it('uses the repository URI with the tag and grants pull on that repository', () => {
+    const stack = new Stack(new App(), 'S', { env: { region: 'us-west-2', account: '111122223333' } });
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-triton');
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { image: TritonImage.fromEcrRepository(repository, '24.09-custom'), initialInstanceCount: 2 });
+    expect(endpoint.tritonVersion).toBe('24.09');
+    expect(JSON.stringify(imageOf(stack))).toContain('.dkr.ecr.us-west-2.');
+    expect(JSON.stringify(imageOf(stack))).toContain('/my-triton:24.09-custom');
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+            Resource: {
+              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ecr:us-west-2:111122223333:repository/my-triton']],
+            },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('imports a repository by name with the latest tag by default', () => {
+    const { stack, endpoint } = endpointWith(TritonImage.fromEcrRepositoryName('team/triton'));
+    expect(JSON.stringify(imageOf(stack))).toContain('/team/triton:latest');
+    expect(endpoint.tritonVersion).toBeUndefined();
+  });
+});

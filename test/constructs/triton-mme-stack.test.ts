@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { TritonMmeStack } from '../../constructs';
+import { synthWithNag } from './nag-report';
+
+const cdkJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+const featureFlags = Object.fromEntries(Object.entries(cdkJson.context).filter(([k]) => k.startsWith('@aws-cdk/')));
+
+describe('TritonMmeStack without model repositories', () => {
+  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme'), featureFlags);
+  const template = Template.fromJSON(outcome.templates.TritonMme);
+
+  it('passes cdk-nag AwsSolutions with no unacknowledged finding', () => {
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.findings).toEqual([]);
+  });
+
+  it('acknowledges only the role wildcards the construct explains, each with a reason', () => {
+    expect(outcome.acknowledged.map((a) => `${a.paths.join()} ${a.rule}`).sort()).toEqual([
+      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/models/*]',
+      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]',
+    ]);
+    for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
+  });
+
+  it('holds the endpoint, its autoscaling (1..5 on GPU at 60 %), dashboard, alarms and logged bucket', () => {
+    const types = Object.values(template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type).sort();
+    expect(types).toEqual(
+      [
+        'AWS::ApplicationAutoScaling::ScalableTarget',
+        'AWS::ApplicationAutoScaling::ScalingPolicy',
+        'AWS::CloudWatch::Alarm',
+        'AWS::CloudWatch::Alarm',
+        'AWS::CloudWatch::Alarm',
+        'AWS::CloudWatch::Alarm',
+        'AWS::CloudWatch::Dashboard',
+        'AWS::IAM::Policy',
+        'AWS::IAM::Role',
+        'AWS::S3::Bucket',
+        'AWS::S3::Bucket',
+        'AWS::S3::BucketPolicy',
+        'AWS::S3::BucketPolicy',
+        'AWS::SageMaker::Endpoint',
+        'AWS::SageMaker::EndpointConfig',
+        'AWS::SageMaker::Model',
+      ].sort(),
+    );
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 5 });
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: { TargetValue: 60, ScaleInCooldown: 600, ScaleOutCooldown: 200 },
+    });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LoggingConfiguration: { DestinationBucketName: { Ref: Match.stringLikeRegexp('^AccessLogs') }, LogFilePrefix: 'TritonMme-Endpoint/' },
+    });
+  });
+
+  it('outputs the endpoint name, dashboard, ModelDataUrl and bucket', () => {
+    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual(['DashboardName', 'EndpointName', 'ModelBucketName', 'ModelDataUrl']);
+  });
+});
+
+describe('TritonMmeStack with the example repository (the app default)', () => {
+  const example = join(__dirname, '..', '..', 'examples', 'sentiment_onnx');
+  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme', { modelRepositories: [example] }), featureFlags);
+  const template = Template.fromJSON(outcome.templates.TritonMme);
+
+  it('passes cdk-nag AwsSolutions, acknowledging only the upload function aws-cdk-lib provides', () => {
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.findings).toEqual([]);
+    const upload = outcome.acknowledged.filter((a) => a.paths.every((p) => p.startsWith('TritonMme/Custom::CDKBucketDeployment')));
+    expect(upload.map((a) => a.rule).sort()).toEqual([
+      'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'AwsSolutions::AwsSolutions-IAM5[Action::s3:Abort*]',
+      'AwsSolutions::AwsSolutions-IAM5[Action::s3:DeleteObject*]',
+      'AwsSolutions::AwsSolutions-IAM5[Action::s3:GetBucket*]',
+      'AwsSolutions::AwsSolutions-IAM5[Action::s3:GetObject*]',
+      'AwsSolutions::AwsSolutions-IAM5[Action::s3:List*]',
+      'AwsSolutions::AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/*]',
+      'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
+      'AwsSolutions::AwsSolutions-L1',
+    ]);
+    expect(outcome.acknowledged).toHaveLength(upload.length + 3);
+    for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
+  });
+
+  it('uploads sentiment_onnx.tar.gz under the endpoint prefix and outputs its TargetModel', () => {
+    template.hasResourceProperties('Custom::CDKBucketDeployment', { DestinationBucketKeyPrefix: 'models/', Prune: false });
+    expect(template.toJSON().Outputs.TargetModels.Value).toBe('sentiment_onnx.tar.gz');
+  });
+});
