@@ -1,0 +1,16 @@
+// The library's public API: what the CLI, the CDK constructs and other tools build on.
+
+export type { Diagnostic, Severity } from './repository/diagnostics';
+export { countSummary, formatDiagnostic, hasErrors } from './repository/diagnostics';
+export type { ModelConfig } from './config/model-config-schema';
+export { ConfigPositions, parseModelConfig } from './config/parse';
+export type { ParseOptions, ParseResult } from './config/parse';
+export { configToJson } from './config/print';
+export { loadRepository, RepositoryAccessError, validateRepository } from './repository/validate';
+export type { ModelSummary, ValidateOptions, ValidationReport } from './repository/validate';
+export { buildEnsembleGraph, checkEnsembles, topLevelEnsembles } from './repository/ensemble-graph';
+export { renderDot, renderMermaid } from './repository/graph-render';
+export { defaultTargetModel, SAGEMAKER_ENSEMBLE_PATTERN, targetModelProblems } from './repository/mme-rules';
+export { packRepository } from './archive/pack-repository';
+export type { PackManifest, PackOptions, PackResult } from './archive/pack-repository';
+export { extractTarGz, readTarGz, writeStreamAtomically } from './archive';
