@@ -6,7 +6,6 @@ import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from './diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
 import { checkEnsembles } from './ensemble-graph';
-import { checkMmeArchive, defaultTargetModel, loadedModel } from './mme-rules';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
 
@@ -60,7 +59,9 @@ export async function validateRepository(path: string, options: ValidateOptions 
   const models = discovery.models;
   // SageMaker registers the model it loads under the TargetModel name, so that one's `name` may differ.
   const renamed = new Set<string>();
-  const loaded = options.mme ? loadedModel(discovery) : undefined;
+  // The MME rules read conda-pack archives (tar, zlib): loaded only when asked for, to keep `validate` quick to start.
+  const mme = options.mme ? await import('./mme-rules') : undefined;
+  const loaded = mme?.loadedModel(discovery);
   if (loaded) renamed.add(loaded.name);
 
   const byModel = new Map<string, Diagnostic[]>();
@@ -70,8 +71,8 @@ export async function validateRepository(path: string, options: ValidateOptions 
     diagnostics.push(...found);
   }
   diagnostics.push(...checkEnsembles(new Map(models.map((m) => [m.name, m])), { modelDiagnostics: byModel }));
-  if (options.mme) {
-    diagnostics.push(...(await checkMmeArchive(discovery, options.targetModel ?? defaultTargetModel(discovery.root))));
+  if (mme) {
+    diagnostics.push(...(await mme.checkMmeArchive(discovery, options.targetModel ?? mme.defaultTargetModel(discovery.root))));
   }
   const sorted = sortDiagnostics(diagnostics);
   return {
