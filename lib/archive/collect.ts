@@ -1,0 +1,247 @@
+// Walks a model repository and lists what goes into its archive, in archive order, refusing what cannot be packed
+// safely (links that leave the repository, devices, FIFOs, sockets) as diagnostics.
+
+import type { Stats } from 'node:fs';
+import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { Diagnostic, sortDiagnostics } from '../repository/diagnostics';
+import { excludedReason } from './exclusions';
+
+/** One archive member. */
+export interface ArchiveEntry {
+  /** POSIX path relative to the archive root: no `./`, no trailing `/`. */
+  readonly path: string;
+  readonly type: 'file' | 'directory';
+  /** Absolute path of the file whose bytes are packed (files only). */
+  readonly source?: string;
+  /** Content size in bytes (0 for directories). */
+  readonly size: number;
+  /** Whether the file has any execute bit; it decides between modes 0755 and 0644. */
+  readonly executable: boolean;
+}
+
+export interface CollectOptions {
+  /**
+   * Directory every entry is placed under, itself included as an entry (e.g. the model name for a single-model
+   * archive laid out as "one model dir inside").
+   * @default - entries at the archive root
+   */
+  readonly prefix?: string;
+}
+
+export interface CollectResult {
+  /** Sorted bytewise by path, so parents come before children; directories are included so empty ones survive. */
+  readonly entries: ArchiveEntry[];
+  /** Paths relative to the root that were left out (see exclusions.ts), sorted; a left-out directory is one path. */
+  readonly excluded: string[];
+  /** Error diagnostics for what cannot be packed; when there is any, nothing should be written. */
+  readonly problems: Diagnostic[];
+}
+
+/**
+ * Lists the archive entries for the directory `root`. Symbolic links that resolve inside the root are followed and
+ * packed as the file or directory they point to; links that leave the root or point nowhere, hard links with
+ * links outside the root, and special files become problems. Hard links are judged by counting, for each inode
+ * with several links, its distinct paths inside the root (left-out directories such as `.git` are not walked, so
+ * a link there counts as outside).
+ */
+export async function collectEntries(root: string, options: CollectOptions = {}): Promise<CollectResult> {
+  const walk = new RepositoryWalk();
+  let rootReal: string;
+  try {
+    rootReal = await realpath(root);
+    if (!(await stat(rootReal)).isDirectory()) {
+      walk.problem('not-a-directory', '.', `${root} is not a directory; give the model repository directory.`);
+      return walk.result();
+    }
+  } catch (err) {
+    walk.problem('unreadable', '.', `Cannot read ${root}: ${errorText(err)}.`);
+    return walk.result();
+  }
+  walk.rootReal = rootReal;
+  await walk.directory(rootReal, '', [rootReal]);
+  walk.checkHardLinks();
+  const prefix = options.prefix?.replace(/^\/+|\/+$/g, '');
+  if (!prefix) return walk.result();
+  return walk.result(prefix);
+}
+
+interface HardLink {
+  readonly nlink: number;
+  readonly relPath: string;
+  readonly realPaths: Set<string>;
+}
+
+class RepositoryWalk {
+  rootReal = '';
+  private readonly entries: ArchiveEntry[] = [];
+  private readonly excluded: string[] = [];
+  private readonly problems: Diagnostic[] = [];
+  private readonly hardLinks = new Map<string, HardLink>();
+
+  /** Walks `dirReal` (a real path), whose entries appear under `relDir`; `chain` holds the real paths walked into. */
+  async directory(dirReal: string, relDir: string, chain: readonly string[]): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(dirReal);
+    } catch (err) {
+      this.problem('unreadable', relDir || '.', `Cannot read directory ${relDir || '.'}: ${errorText(err)}.`);
+      return;
+    }
+    await Promise.all(names.map((name) => this.member(dirReal, name, relDir ? `${relDir}/${name}` : name, chain)));
+  }
+
+  private async member(dirReal: string, name: string, relPath: string, chain: readonly string[]): Promise<void> {
+    if (excludedReason(name)) {
+      this.excluded.push(relPath);
+      return;
+    }
+    const absolute = join(dirReal, name);
+    let stats: Stats;
+    try {
+      stats = await lstat(absolute);
+    } catch (err) {
+      this.problem('unreadable', relPath, `Cannot read ${relPath}: ${errorText(err)}.`);
+      return;
+    }
+    if (stats.isSymbolicLink()) {
+      await this.symlink(absolute, relPath, chain);
+    } else if (stats.isDirectory()) {
+      this.entries.push({ path: relPath, type: 'directory', size: 0, executable: false });
+      await this.directory(absolute, relPath, [...chain, absolute]);
+    } else if (stats.isFile()) {
+      this.file(absolute, relPath, stats);
+    } else {
+      this.special(relPath, stats);
+    }
+  }
+
+  private async symlink(absolute: string, relPath: string, chain: readonly string[]): Promise<void> {
+    const linkText = await readlink(absolute).catch(() => '?');
+    let target: string;
+    try {
+      target = await realpath(absolute);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        this.problem(
+          'symlink-dangling',
+          relPath,
+          `${relPath} is a symbolic link to "${linkText}", which does not exist. Remove the link or restore what it points to.`,
+        );
+      } else if (code === 'ELOOP') {
+        this.problem('symlink-loop', relPath, `${relPath} is a symbolic link that loops ("${linkText}"). Remove the link.`);
+      } else {
+        this.problem('unreadable', relPath, `Cannot follow the symbolic link ${relPath}: ${errorText(err)}.`);
+      }
+      return;
+    }
+    if (!isInside(this.rootReal, target)) {
+      this.problem(
+        'symlink-escape',
+        relPath,
+        `${relPath} is a symbolic link to "${linkText}", which is outside the repository (${target}); the archive ` +
+          `must be self-contained. Copy the target into the repository in place of the link ` +
+          `(cp --remove-destination "${target}" "${relPath}" for a file).`,
+      );
+      return;
+    }
+    let stats: Stats;
+    try {
+      stats = await stat(target);
+    } catch (err) {
+      this.problem('unreadable', relPath, `Cannot read ${relPath} (a link to ${target}): ${errorText(err)}.`);
+      return;
+    }
+    if (stats.isDirectory()) {
+      if (chain.includes(target)) {
+        this.problem(
+          'symlink-loop',
+          relPath,
+          `${relPath} is a symbolic link to "${linkText}", a directory that contains the link, so following it ` +
+            'never ends. Remove the link.',
+        );
+        return;
+      }
+      this.entries.push({ path: relPath, type: 'directory', size: 0, executable: false });
+      await this.directory(target, relPath, [...chain, target]);
+    } else if (stats.isFile()) {
+      this.file(target, relPath, stats);
+    } else {
+      this.special(relPath, stats);
+    }
+  }
+
+  private file(source: string, relPath: string, stats: Stats): void {
+    this.entries.push({ path: relPath, type: 'file', source, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
+    if (stats.nlink > 1) {
+      const key = `${stats.dev}:${stats.ino}`;
+      const known = this.hardLinks.get(key);
+      if (known) known.realPaths.add(source);
+      else this.hardLinks.set(key, { nlink: stats.nlink, relPath, realPaths: new Set([source]) });
+    }
+  }
+
+  private special(relPath: string, stats: Stats): void {
+    const kind = stats.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : stats.isSocket()
+        ? 'a socket'
+        : stats.isCharacterDevice()
+          ? 'a character device'
+          : stats.isBlockDevice()
+            ? 'a block device'
+            : 'not a regular file or directory';
+    this.problem(
+      'special-file',
+      relPath,
+      `${relPath} is ${kind}; an archive can hold only regular files and directories. Remove it from the repository.`,
+    );
+  }
+
+  checkHardLinks(): void {
+    for (const link of this.hardLinks.values()) {
+      const outside = link.nlink - link.realPaths.size;
+      if (outside <= 0) continue;
+      this.problem(
+        'hardlink-outside',
+        link.relPath,
+        `${link.relPath} is a hard link shared with ${outside} path(s) outside the repository; packing it would ` +
+          `ship a file that something else can change. Make it an independent copy ` +
+          `(cp "${link.relPath}" "${link.relPath}.copy" && mv "${link.relPath}.copy" "${link.relPath}").`,
+      );
+    }
+  }
+
+  problem(code: string, file: string, message: string): void {
+    this.problems.push({ severity: 'error', code, message, file });
+  }
+
+  result(prefix?: string): CollectResult {
+    const entries = prefix
+      ? [
+          { path: prefix, type: 'directory' as const, size: 0, executable: false },
+          ...this.entries.map((entry) => ({ ...entry, path: `${prefix}/${entry.path}` })),
+        ]
+      : [...this.entries];
+    return {
+      entries: entries.sort((a, b) => compareBytes(a.path, b.path)),
+      excluded: [...this.excluded].sort(compareBytes),
+      problems: sortDiagnostics(this.problems),
+    };
+  }
+}
+
+/** Bytewise (UTF-8) order, the same on every machine and locale. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function isInside(rootReal: string, target: string): boolean {
+  const rel = relative(rootReal, target);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
