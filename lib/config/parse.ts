@@ -407,15 +407,18 @@ class TextFormatParser {
     return undefined;
   }
 
-  private parseFloat(name: string): number | undefined {
+  /** Consumes an optional '-' and returns it with the number token after it (checked to be a value). */
+  private signedValueToken(): { start: Token; negative: boolean; tok: Token } {
     const start = this.token;
-    let negative = false;
-    if (this.isSymbol('-')) {
-      negative = true;
-      this.advance();
-    }
+    const negative = this.isSymbol('-');
+    if (negative) this.advance();
     const tok = this.token;
     this.expectValueToken(tok);
+    return { start, negative, tok };
+  }
+
+  private parseFloat(name: string): number | undefined {
+    const { start, negative, tok } = this.signedValueToken();
     let value: number | undefined;
     if (tok.kind === 'float') value = Number(tok.text.replace(/[fF]$/, ''));
     else if (tok.kind === 'integer') value = Number(parseIntegerLiteral(tok.text));
@@ -434,14 +437,7 @@ class TextFormatParser {
   }
 
   private parseInteger(name: string, type: 'int32' | 'uint32' | 'int64' | 'uint64'): number | bigint | undefined {
-    const start = this.token;
-    let negative = false;
-    if (this.isSymbol('-')) {
-      negative = true;
-      this.advance();
-    }
-    const tok = this.token;
-    this.expectValueToken(tok);
+    const { start, negative, tok } = this.signedValueToken();
     if (tok.kind !== 'integer') {
       const what = tok.kind === 'float' ? `a floating-point number "${tok.text}"` : this.describe(tok);
       this.report(start, 'wrong-value-type', `Expected integer for ${type} field "${name}", got: ${what}.`);
