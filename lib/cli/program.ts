@@ -3,6 +3,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { CliError, CliIo, ExitCode } from './io';
+import { addAwsOptions, addLocationOptions } from './aws-options';
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = ExitCode.Ok;
@@ -70,6 +71,188 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       setExit(await runConfig(path, io));
     });
 
+  program
+    .command('package')
+    .description('Validate with the SageMaker MME rules and write the reproducible tar.gz an MME loads.')
+    .argument('<path>', 'a model repository (an ensemble and its composing models) or one model directory')
+    .option('-o, --output <file>', 'archive to write (default: ./<TargetModel>)')
+    .option('--name <target-model>', 'TargetModel name (default: the output file name, or <dirname>.tar.gz)')
+    .option('--level <0-9>', 'gzip level; weights that do not compress are stored whatever the level', '6')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (path: string, options: { output?: string; name?: string; level?: string; json?: boolean }) => {
+      const { runPackage } = await import('./package');
+      const abort = new AbortController();
+      const onSigint = () => abort.abort();
+      process.once('SIGINT', onSigint);
+      try {
+        setExit(await runPackage(path, options, io, abort.signal));
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
+    });
+
+  program
+    .command('graph')
+    .description('Draw the ensemble pipeline: steps as nodes, tensors (data type and dims) on the edges.')
+    .argument('<path>', 'a model repository holding the ensemble and its composing models')
+    .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'dot']).default('mermaid'))
+    .option('--ensemble <name>', 'draw this ensemble instead of every top-level ensemble')
+    .action(async (path: string, options: { format?: string; ensemble?: string }) => {
+      const { runGraph } = await import('./graph');
+      setExit(await runGraph(path, options, io));
+    });
+
+  program
+    .command('plan')
+    .description(
+      'Estimate GPU memory, cost and cache behaviour of a multi-model endpoint for these models, before deploying it.',
+    )
+    .argument('<paths...>', 'TargetModel archives (.tar.gz) or model repository directories, one per model')
+    .option('--instance-type <type>', 'SageMaker instance type (default: ml.g4dn.xlarge)')
+    .option('--instances <n>', 'MME instances to cost; the simulation covers 1..n (default: 1)')
+    .option('--region <region>', 'AWS region for the price (default: $AWS_REGION or us-east-1)')
+    .option('--price <usd>', 'on-demand USD per instance-hour, instead of the catalog price')
+    .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file (model,weight or timestamp,model) (default: uniform)')
+    .option('--rps <n>', 'requests per second over all models (default: 10)')
+    .option('--requests <n>', 'requests to simulate (default: 200000)')
+    .option('--seed <n>', 'seed of the simulated traffic (default: 1)')
+    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable)', collectPlanValue, [])
+    .option('--gpu-reserve <MiB>', 'GPU memory kept back for the Triton server (default: 1024)')
+    .option('--disk-gb <GB>', 'model cache disk per instance (default: the NVMe instance store)')
+    .option('--cold-start <params>', 'download=MB/s,extract=MB/s,load=MB/s,per-model=s (default: 100,150,500,1)')
+    .option('--json', 'print one JSON report on stdout')
+    .option('--csv <file>', 'write the per-instance-count curve as CSV')
+    .option('--force', 'let --csv replace an existing file')
+    .action(async (paths: string[], options: import('./plan').PlanCommandOptions) => {
+      const { runPlan } = await import('./plan');
+      setExit(await runPlan(paths, options, io));
+    });
+
+  const local = program
+    .command('local')
+    .description(
+      'Drive a Triton container on this machine the way SageMaker drives an MME container: load, invoke, unload, list.',
+    );
+  const appendLocal = (value: string, previous: string[] = []) => [...previous, value];
+  const localUrlHelp = 'the container\'s SageMaker port (default: $MME_DEPLOY_LOCAL_URL or http://127.0.0.1:8080)';
+  const localDirHelp = 'host directory mounted at /opt/ml/models (default: $MME_DEPLOY_LOCAL_MODELS_DIR or ./mme-local-models)';
+  local
+    .command('load')
+    .description('Extract a TargetModel archive into <models-dir>/<hash>/model/ and send POST /models, as SageMaker does.')
+    .argument('<archive>', 'the .tar.gz made by `mme-deploy package`')
+    .option('--models-dir <dir>', localDirHelp)
+    .option('--url <url>', localUrlHelp)
+    .option('--name <target>', 'the TargetModel name (default: the archive file name)')
+    .option('--container-root <path>', 'where the container sees --models-dir (default: /opt/ml/models)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
+      const { runLocalLoad } = await import('./local');
+      setExit(await runLocalLoad(archive, options, io));
+    });
+  local
+    .command('invoke')
+    .description('Send POST /models/<hash>/invoke with the body `mme-deploy invoke` builds, and print the outputs.')
+    .argument('<target>', 'the TargetModel name given at load')
+    .option('--input <NAME=@file>', 'an input from a JSON array file, a raw file, or inline JSON (repeatable)', appendLocal)
+    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', appendLocal)
+    .option('--body <request.json>', 'send this KServe v2 request as-is')
+    .option('--binary', 'send tensors as binary data and ask for binary outputs')
+    .option('--shape <dims>', 'input shape(s): 1,3,224,224 or NAME=1,3;NAME2=1,8')
+    .option('--datatype <type>', 'input datatype(s): FP32 or NAME=FP32;NAME2=INT64')
+    .option('--output <NAME>', 'an output to return (repeatable; default: all)', appendLocal)
+    .option('--top <k>', 'show the k largest values of each output row')
+    .option('--json', 'print the decoded response as JSON')
+    .option('--models-dir <dir>', `${localDirHelp}; its copy of the archive gives the model config`)
+    .option('--url <url>', localUrlHelp)
+    .action(async (target: string, options: import('./local').LocalInvokeOptions) => {
+      const { runLocalInvoke } = await import('./local');
+      setExit(await runLocalInvoke(target, options, io));
+    });
+  local
+    .command('unload')
+    .description('Send DELETE /models/<hash>, as SageMaker does when it evicts a model.')
+    .argument('<target>', 'the TargetModel name given at load')
+    .option('--url <url>', localUrlHelp)
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (target: string, options: import('./local').LocalConnectionOptions) => {
+      const { runLocalUnload } = await import('./local');
+      setExit(await runLocalUnload(target, options, io));
+    });
+  local
+    .command('list')
+    .description('List the models the container has loaded and the archives extracted in --models-dir.')
+    .option('--models-dir <dir>', localDirHelp)
+    .option('--url <url>', localUrlHelp)
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (options: import('./local').LocalConnectionOptions) => {
+      const { runLocalList } = await import('./local');
+      setExit(await runLocalList(options, io));
+    });
+
+  // Live multi-model endpoint: push, list, remove, invoke, status (the AWS SDK loads inside each action).
+  const appendAws = (value: string, previous: string[] = []) => [...previous, value];
+  addLocationOptions(
+    program
+      .command('push')
+      .description('Upload a TargetModel under the endpoint\'s S3 prefix: an archive, or a repository directory validated and packed on the fly.')
+      .argument('<archive-or-dir>', 'a .tar.gz TargetModel archive, or a model repository directory'),
+  )
+    .option('--name <target>', 'the TargetModel name (default: the archive\'s file name, or <directory>.tar.gz)')
+    .option('--force', 'replace an existing TargetModel (instances keep serving their cached copy until it is evicted)')
+    .option('--level <0-9>', 'gzip level when packing a directory (default: 6)')
+    .action(async (path: string, options: import('./push').PushOptions) => {
+      const { runPush } = await import('./push');
+      setExit(await runPush(path, options, io));
+    });
+  addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix with its size and last change.'))
+    .action(async (options: import('./aws-options').ModelLocationCommandOptions) => {
+      const { runList } = await import('./list');
+      setExit(await runList(options, io));
+    });
+  addLocationOptions(
+    program
+      .command('remove')
+      .description('Delete a TargetModel from the endpoint\'s S3 prefix (instances keep a loaded copy until it is evicted).')
+      .argument('<target>', 'the TargetModel name, as `list` shows it'),
+  )
+    .option('--yes', 'delete without asking')
+    .action(async (target: string, options: import('./remove').RemoveOptions) => {
+      const { runRemove } = await import('./remove');
+      setExit(await runRemove(target, options, io));
+    });
+  addAwsOptions(
+    program
+      .command('invoke')
+      .description('Call InvokeEndpoint on one TargetModel with KServe v2 inputs built from files and sentences; print the outputs.'),
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz')
+    .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
+    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', appendAws)
+    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', appendAws)
+    .option('--body <request.json>', 'send this KServe v2 request as-is')
+    .option('--binary', 'use application/vnd.sagemaker-triton.binary+json (binary tensors, much smaller than JSON)')
+    .option('--shape <dims>', 'input shape(s) without --model: 1,3,224,224 or NAME=1,3;NAME2=1,8')
+    .option('--datatype <type>', 'input datatype(s) without --model: FP32 or NAME=FP32;NAME2=INT64')
+    .option('--output <NAME>', 'an output to return (repeatable; default: all)', appendAws)
+    .option('--top <k>', 'show the k largest values of each output row (classifier scores)')
+    .option('--variant <name>', 'send to this production variant (TargetVariant)')
+    .action(async (options: import('./invoke').InvokeOptions) => {
+      const { runInvoke } = await import('./invoke');
+      setExit(await runInvoke(options, io));
+    });
+  addAwsOptions(
+    program
+      .command('status')
+      .description('Show the endpoint, its instances and auto scaling, and the last hour of model-cache and GPU metrics.'),
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--variant <name>', 'the production variant (default: the only one)')
+    .action(async (options: import('./status').StatusOptions) => {
+      const { runStatus } = await import('./status');
+      setExit(await runStatus(options, io));
+    });
+
   for (const command of program.commands) {
     command.exitOverride().configureOutput({
       writeOut: (s) => io.stdout(s),
@@ -91,4 +274,9 @@ function packageVersion(): string {
     }
     if (dirname(dir) === dir) return '0.0.0';
   }
+}
+
+/** Commander accumulator for `plan --memory`, which may be given once per model. */
+function collectPlanValue(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }

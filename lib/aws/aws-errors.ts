@@ -1,0 +1,87 @@
+// Turns AWS SDK errors into sentences a user can act on: which permission is missing, which endpoint or bucket
+// does not exist, what the model itself said. Anything unrecognised keeps the service's own name and message.
+
+import { CliError, ExitCode } from '../cli/io';
+
+export interface AwsCallContext {
+  /** The IAM action the call needs, e.g. `s3:PutObject`. */
+  readonly permission: string;
+  /** What it acted on, for messages: `s3://bucket/key`, `endpoint my-mme`. */
+  readonly resource: string;
+  readonly profile?: string;
+  readonly region?: string;
+}
+
+interface SdkError {
+  name?: string;
+  message?: string;
+  Code?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  OriginalStatusCode?: number;
+  OriginalMessage?: string;
+  LogStreamArn?: string;
+}
+
+export function awsErrorName(err: unknown): string {
+  const e = (err ?? {}) as SdkError;
+  return e.name ?? e.Code ?? e.code ?? 'Error';
+}
+
+export function httpStatus(err: unknown): number | undefined {
+  return ((err ?? {}) as SdkError).$metadata?.httpStatusCode;
+}
+
+export function isNotFound(err: unknown): boolean {
+  const name = awsErrorName(err);
+  return name === 'NotFound' || name === 'NoSuchKey' || httpStatus(err) === 404;
+}
+
+/** A CliError whose message says what failed and how to fix it. CliErrors pass through unchanged. */
+export function explainAwsError(err: unknown, context: AwsCallContext): CliError {
+  if (err instanceof CliError) return err;
+  const e = (err ?? {}) as SdkError;
+  const name = awsErrorName(err);
+  const message = (e.message ?? String(err)).trim();
+  const who = context.profile ? `the credentials of profile '${context.profile}'` : 'the credentials in use';
+
+  if (name === 'AccessDenied' || name === 'AccessDeniedException' || name === 'Forbidden' || (httpStatus(err) === 403 && name !== 'SignatureDoesNotMatch')) {
+    return new CliError(
+      `Access denied: ${who} may not ${context.permission} on ${context.resource}. Grant ${context.permission} to that role or user (or pick another --profile).`,
+    );
+  }
+  if (name === 'NoSuchBucket') {
+    return new CliError(`Bucket of ${context.resource} does not exist${context.region ? ` (region ${context.region})` : ''}. Check --s3, or the endpoint's ModelDataUrl.`);
+  }
+  if (name === 'CredentialsProviderError' || /Could not load credentials|credential.*not found/i.test(message)) {
+    return new CliError(
+      `No AWS credentials found. Run \`aws configure\` or \`aws sso login\`, set AWS_PROFILE, or pass --profile. (${message})`,
+      ExitCode.Usage,
+    );
+  }
+  if (/Region is missing/i.test(message)) {
+    return new CliError('No AWS region is set: pass --region, set AWS_REGION, or give the profile a region.', ExitCode.Usage);
+  }
+  if (name === 'ExpiredToken' || name === 'ExpiredTokenException' || name === 'InvalidClientTokenId' || name === 'UnrecognizedClientException') {
+    return new CliError(`AWS refused the credentials (${name}): they are expired or invalid. Refresh them (e.g. \`aws sso login\`) and retry.`, ExitCode.Usage);
+  }
+  if (name === 'SignatureDoesNotMatch') {
+    return new CliError(`AWS refused the request signature for ${context.resource}: the secret key does not match the access key, or the clock is off.`, ExitCode.Usage);
+  }
+  if (/Throttl|TooManyRequests|SlowDown|RequestLimitExceeded/i.test(name)) {
+    return new CliError(`AWS is throttling ${context.permission} (${name}) and kept refusing after retries with backoff; try again in a minute.`);
+  }
+  if (name === 'ModelError') {
+    const status = e.OriginalStatusCode ? `HTTP ${e.OriginalStatusCode}` : 'an error';
+    const logs = e.LogStreamArn ? ` Container logs: ${e.LogStreamArn}` : '';
+    return new CliError(`The model answered with ${status}: ${e.OriginalMessage ?? message}.${logs}`);
+  }
+  if (name === 'ModelNotReadyException') {
+    return new CliError(`${context.resource} is not ready yet (${message}); it may still be downloading or loading. Retry in a moment.`);
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'ECONNRESET') {
+    return new CliError(`Could not connect to the service for ${context.resource} (${code}): check the network, --region and --endpoint-url.`, ExitCode.Usage);
+  }
+  return new CliError(`${context.permission} on ${context.resource} failed: ${name}: ${message}`);
+}

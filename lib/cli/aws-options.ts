@@ -1,0 +1,65 @@
+// Options every live-endpoint command shares (where the models are, which account and region), and the small
+// pieces of output they share. Light on purpose: program.ts imports it to declare the options.
+
+import type { Command } from 'commander';
+import type { AwsConnection } from '../aws/aws-clients';
+import type { LocationOptions } from '../aws/endpoint';
+
+export interface AwsCommandOptions extends AwsConnection {
+  readonly json?: boolean;
+}
+
+export interface ModelLocationCommandOptions extends AwsCommandOptions, LocationOptions {}
+
+/** --region, --profile and --json, on every command that talks to AWS. */
+export function addAwsOptions(command: Command): Command {
+  return command
+    .option('--region <region>', 'AWS region (default: AWS_REGION or the profile\'s region)')
+    .option('--profile <name>', 'AWS profile from ~/.aws/config (default: the default credential chain)')
+    .option('--json', 'print one JSON document on stdout');
+}
+
+/** Where the models live: --endpoint (its ModelDataUrl) or --s3, plus --endpoint-url for S3-compatible stores. */
+export function addLocationOptions(command: Command): Command {
+  return addAwsOptions(command)
+    .option('--endpoint <name>', 'the multi-model endpoint whose ModelDataUrl holds the models')
+    .option('--s3 <url>', 'the model prefix directly, s3://bucket/prefix/ (instead of --endpoint)')
+    .option('--variant <name>', 'the production variant to follow when the endpoint has several')
+    .option('--endpoint-url <url>', 'an S3-compatible endpoint (MinIO, LocalStack), used with --s3');
+}
+
+export function connectionOf(options: AwsConnection): AwsConnection {
+  return {
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.endpointUrl ? { endpointUrl: options.endpointUrl } : {}),
+  };
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/** 1536 -> "1.5 KiB". */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value >= 100 ? 0 : 1)} ${UNITS[unit]}`;
+}
+
+/** JSON.stringify that writes Dates as ISO strings and bigints as digits. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n';
+}
+
+export const ROLLOUT_ADVICE = 'To roll out a change at once, push it under a new TargetModel name and switch callers to that name.';
+
+/** The cache caveat every command that changes a model repeats: SageMaker does not notice S3 changes. */
+export function cachedCopyNote(targetModel: string): string {
+  return (
+    `Instances that already loaded ${targetModel} keep serving their cached copy until SageMaker unloads it ` +
+    '(when it is idle and memory or disk is needed); S3 is not watched.'
+  );
+}

@@ -1,0 +1,42 @@
+// `mme-deploy list`: every TargetModel under a multi-model endpoint's S3 prefix, with size and last change,
+// printed page by page so thousands of models start showing at once.
+
+import { CliIo, ExitCode } from './io';
+import { ModelLocationCommandOptions, connectionOf, formatBytes, toJson } from './aws-options';
+
+export async function runList(options: ModelLocationCommandOptions, io: CliIo): Promise<number> {
+  const { createS3Client } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
+  const { resolveModelLocation } = require('../aws/endpoint') as typeof import('../aws/endpoint');
+  const { listTargetModels } = require('../aws/model-store') as typeof import('../aws/model-store');
+  const { s3Url } = require('../aws/s3-location') as typeof import('../aws/s3-location');
+  const connection = connectionOf(options);
+  const { location, endpoint } = await resolveModelLocation({ ...options, ...connection });
+  const s3 = createS3Client(connection);
+  try {
+    let count = 0;
+    let total = 0;
+    const models = [];
+    for await (const model of listTargetModels(s3, location, connection)) {
+      count += 1;
+      total += model.size;
+      if (options.json) {
+        models.push({ targetModel: model.targetModel, size: model.size, lastModified: model.lastModified?.toISOString() ?? null });
+        continue;
+      }
+      if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);
+      const when = model.lastModified ? model.lastModified.toISOString().slice(0, 19).replace('T', ' ') : '-';
+      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ${model.targetModel}\n`);
+    }
+    const where = s3Url(location);
+    if (options.json) {
+      io.stdout(toJson({ location: where, endpoint: endpoint?.endpointName ?? null, count, totalSize: total, models }));
+    } else if (count === 0) {
+      io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${options.endpoint ? `--endpoint ${options.endpoint}` : `--s3 ${where}`}\n`);
+    } else {
+      io.stdout(`${count} model${count === 1 ? '' : 's'}, ${formatBytes(total)} under ${where}\n`);
+    }
+    return ExitCode.Ok;
+  } finally {
+    s3.destroy();
+  }
+}

@@ -1,0 +1,204 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseModelConfig } from '../../lib/config/parse';
+import { buildInvokeRequest, formatInferenceResponse, inferenceResponseToJson, topK } from '../../lib/aws/invoke-request';
+import { readInvokeModelConfig } from '../../lib/aws/invoke-model-config';
+import { decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+
+const IMAGE_ENSEMBLE = `name: "ensemble_dali_inception"
+platform: "ensemble"
+max_batch_size: 256
+input [ { name: "INPUT" data_type: TYPE_UINT8 dims: [ -1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 1001 ] } ]
+ensemble_scheduling { step [ { model_name: "dali" model_version: -1 input_map { key: "DALI_INPUT_0" value: "INPUT" } output_map { key: "DALI_OUTPUT_0" value: "OUTPUT" } } ] }
+`;
+const SENTENCE_ENSEMBLE = `name: "ensemble"
+platform: "ensemble"
+max_batch_size: 16
+input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "finaloutput" data_type: TYPE_FP32 dims: [ 384 ] } ]
+`;
+const RESNET = `name: "resnet"
+platform: "pytorch_libtorch"
+max_batch_size: 128
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 3, 2, 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] } ]
+`;
+const NO_BATCH = `name: "adder"
+backend: "python"
+input [ { name: "A" data_type: TYPE_INT64 dims: [ 2 ] }, { name: "B" data_type: TYPE_BOOL dims: [ -1 ] optional: true } ]
+output [ { name: "SUM" data_type: TYPE_INT64 dims: [ 2 ] } ]
+`;
+
+const config = (text: string) => parseModelConfig(text).config;
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'invoke-request-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('building an invoke request from command-line inputs', () => {
+  it('sends an image file as one UINT8 tensor [1, n], as seed 000 sends the JPEG', async () => {
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
+    writeFileSync(join(dir, 'dog.jpg'), jpeg);
+    const { body, contentType } = await buildInvokeRequest({ inputs: ['INPUT=@dog.jpg'], binary: true }, config(IMAGE_ENSEMBLE), { cwd: dir });
+    const header = '{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT","shape":[1,6],"datatype":"UINT8","parameters":{"binary_data_size":6}}]}';
+    expect(contentType).toBe(`application/vnd.sagemaker-triton.binary+json;json-header-size=${header.length}`);
+    expect(body).toEqual(Buffer.concat([Buffer.from(header), jpeg]));
+  });
+
+  it('sends the same image as JSON data without --binary', async () => {
+    writeFileSync(join(dir, 'dog.jpg'), Buffer.from([1, 2, 255]));
+    const { body, contentType } = await buildInvokeRequest({ inputs: ['INPUT=@dog.jpg'] }, config(IMAGE_ENSEMBLE), { cwd: dir });
+    expect(contentType).toBe('application/json');
+    expect(body.toString()).toBe('{"inputs":[{"name":"INPUT","shape":[1,3],"datatype":"UINT8","data":[1,2,255]}]}');
+  });
+
+  it('sends sentences as BYTES with the batch dim prepended, a batch when repeated', async () => {
+    const { body } = await buildInvokeRequest({ texts: ['INPUT0=Hello there', 'INPUT0=Bonjour'] }, config(SENTENCE_ENSEMBLE));
+    expect(body.toString()).toBe('{"inputs":[{"name":"INPUT0","shape":[2,1],"datatype":"BYTES","data":["Hello there","Bonjour"]}]}');
+  });
+
+  it('shapes a flat JSON array from the config and a nested one from its nesting', async () => {
+    writeFileSync(join(dir, 'flat.json'), JSON.stringify(Array.from({ length: 12 }, (_, i) => i / 2)));
+    writeFileSync(join(dir, 'nested.json'), JSON.stringify([[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9], [10, 11]]]));
+    const flat = await buildInvokeRequest({ inputs: ['INPUT__0=@flat.json'], binary: true }, config(RESNET), { cwd: dir });
+    const nested = await buildInvokeRequest({ inputs: ['INPUT__0=@nested.json'], binary: true }, config(RESNET), { cwd: dir });
+    expect(decodeInferenceRequest(flat.body, flat.contentType).inputs[0]!.shape).toEqual([1, 3, 2, 2]);
+    const decoded = decodeInferenceRequest(nested.body, nested.contentType).inputs[0]!;
+    expect(decoded.shape).toEqual([1, 3, 2, 2]);
+    expect(decoded.data).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it('takes shape and datatype from --shape/--datatype when there is no config', async () => {
+    const { body } = await buildInvokeRequest({ inputs: ['X=[1,2,3,4]', 'Y=[5]'], shape: 'X=2x2', datatype: 'X=int16 Y=fp64' });
+    expect(body.toString()).toBe(
+      '{"inputs":[{"name":"X","shape":[2,2],"datatype":"INT16","data":[1,2,3,4]},{"name":"Y","shape":[1],"datatype":"FP64","data":[5]}]}',
+    );
+  });
+
+  it('accepts a KServe tensor object in the JSON file', async () => {
+    writeFileSync(join(dir, 't.json'), JSON.stringify({ shape: [2], datatype: 'INT64', data: ['9007199254740993', 2] }));
+    const { body } = await buildInvokeRequest({ inputs: ['A=@t.json'] }, config(NO_BATCH), { cwd: dir });
+    expect(body.toString()).toBe('{"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,2]}]}');
+  });
+
+  it('asks only for the named outputs, in binary with --binary', async () => {
+    const { body, contentType } = await buildInvokeRequest({ inputs: ['A=[1,2]'], outputs: ['SUM'], binary: true }, config(NO_BATCH));
+    const header = JSON.parse(body.subarray(0, Number(/=(\d+)$/.exec(contentType)![1])).toString());
+    expect(header.outputs).toEqual([{ name: 'SUM', parameters: { binary_data: true } }]);
+  });
+
+  it('reads --body as-is', async () => {
+    writeFileSync(join(dir, 'request.json'), '{"inputs": []}\n');
+    const { body, contentType } = await buildInvokeRequest({ body: 'request.json' }, undefined, { cwd: dir });
+    expect([body.toString(), contentType]).toEqual(['{"inputs": []}\n', 'application/json']);
+  });
+});
+
+describe('invoke request errors', () => {
+  const cases: [string, Parameters<typeof buildInvokeRequest>[0], string, RegExp][] = [
+    ['an unknown input name', { inputs: ['IMAGE=[1]'] }, IMAGE_ENSEMBLE, /Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' \(UINT8 \[-1, -1\]\)/],
+    ['a missing required input', { inputs: ['B=[true]'] }, NO_BATCH, /The model also needs 'A' \(INT64 \[2\]\)/],
+    ['a datatype contradicting the config', { inputs: ['A=[1,2]'], datatype: 'FP32' }, NO_BATCH, /'A' is INT64 in the model config, but FP32 was given/],
+    ['data that does not fit the shape', { inputs: ['A=[1,2,3]'] }, NO_BATCH, /3 values but shape \[2\] from the model config needs 2/],
+    ['an unknown output', { inputs: ['A=[1,2]'], outputs: ['MEAN'] }, NO_BATCH, /no output 'MEAN'; its outputs are 'SUM'/],
+    ['an input without NAME=', { inputs: ['@dog.jpg'] }, NO_BATCH, /must look like NAME=value/],
+    ['a missing file', { inputs: ['A=@nope.json'] }, NO_BATCH, /nope.json does not exist/],
+    ['--body with inputs', { body: 'r.json', inputs: ['A=[1]'] }, NO_BATCH, /cannot be combined/],
+    ['a bad --datatype', { inputs: ['X=[1]'], datatype: 'FLOAT' }, '', /is not a datatype; use one of BOOL, UINT8/],
+  ];
+
+  it.each(cases.map(([what, spec, text, message]) => ({ what, spec, text, message })))('explains $what', async ({ spec, text, message }) => {
+    const promise = buildInvokeRequest(spec, text ? config(text) : undefined, { cwd: dir });
+    await expect(promise).rejects.toThrow(message);
+    await expect(promise).rejects.toMatchObject({ name: 'UsageError', exitCode: 2 });
+  });
+
+  it('refuses raw bytes for a float input', async () => {
+    writeFileSync(join(dir, 'x.bin'), Buffer.alloc(48));
+    await expect(buildInvokeRequest({ inputs: ['INPUT__0=@x.bin'] }, config(RESNET), { cwd: dir })).rejects.toThrow(
+      /Input 'INPUT__0' is FP32, but x.bin is not a .json file/,
+    );
+  });
+});
+
+describe('reading the served model config from an archive or directory', () => {
+  function repository(models: Record<string, string>): string {
+    const root = join(dir, 'repo');
+    for (const [name, text] of Object.entries(models)) {
+      mkdirSync(join(root, name, '1'), { recursive: true });
+      writeFileSync(join(root, name, 'config.pbtxt'), text);
+    }
+    return root;
+  }
+
+  it('picks the ensemble from a tar.gz made like the AWS examples (tar -C repo -czf x.tar.gz .)', async () => {
+    const root = repository({ dali: 'name: "dali"\nbackend: "dali"\n', ensemble_dali_inception: IMAGE_ENSEMBLE, inception: 'platform: "tensorflow_graphdef"' });
+    const archive = join(dir, 'model_tf_dali.tar.gz');
+    execFileSync('tar', ['-C', root, '-czf', archive, '.']);
+    const found = await readInvokeModelConfig(archive);
+    expect(found.model).toBe('ensemble_dali_inception');
+    expect(found.config.input?.[0]?.name).toBe('INPUT');
+    expect(found.source).toBe(`${archive}:ensemble_dali_inception/config.pbtxt`);
+  });
+
+  it('uses a config.pbtxt at the root of a directory', async () => {
+    const root = repository({ resnet: RESNET });
+    const found = await readInvokeModelConfig(join(root, 'resnet'));
+    expect([found.model, found.config.name]).toEqual(['.', 'resnet']);
+  });
+
+  it('refuses a repository where SageMaker\'s choice would depend on readdir order', async () => {
+    const root = repository({ a: RESNET, b: NO_BATCH });
+    await expect(readInvokeModelConfig(root)).rejects.toThrow(/2 directories \(a, b\) and no ensemble; SageMaker would serve whichever/);
+  });
+});
+
+describe('showing a response', () => {
+  const response = {
+    model_name: 'resnet.tar.gz',
+    model_version: '1',
+    outputs: [
+      { name: 'OUTPUT__0', datatype: 'FP32' as const, shape: [1, 20], data: Array.from({ length: 20 }, (_, i) => (i === 7 ? 0.9 : i / 100)) },
+      { name: 'LABEL', datatype: 'BYTES' as const, shape: [1], data: [Buffer.from('shiba inu')] },
+      { name: 'BIG', datatype: 'INT64' as const, shape: [1], data: [2n ** 62n] },
+    ],
+  };
+
+  it('prints each tensor with its dtype, shape, elided values and top-k', () => {
+    expect(formatInferenceResponse(response, { top: 3 })).toBe(
+      [
+        'model resnet.tar.gz (version 1)',
+        'OUTPUT__0  FP32 [1, 20]',
+        '  values: [0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.9, 0.08, 0.09, 0.1, 0.11, … 4 more …, 0.16, 0.17, 0.18, 0.19]',
+        '  top 3:',
+        '         7  0.9',
+        '        19  0.19',
+        '        18  0.18',
+        'LABEL  BYTES [1]',
+        '  values: ["shiba inu"]',
+        'BIG  INT64 [1]',
+        '  values: [4611686018427387904]',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('ranks top-k per batch row', () => {
+    expect(topK([3, 1, 2], 2)).toEqual([
+      { index: 0, value: 3 },
+      { index: 2, value: 2 },
+    ]);
+    const text = formatInferenceResponse({ outputs: [{ name: 'P', datatype: 'FP32', shape: [2, 2], data: [0.1, 0.9, 0.8, 0.2] }] }, { top: 1 });
+    expect(text).toContain('  top 1 (row 0):\n         1  0.9\n  top 1 (row 1):\n         0  0.8');
+  });
+
+  it('gives JSON with exact 64-bit integers and text for bytes', () => {
+    const json = inferenceResponseToJson(response) as { outputs: { data: unknown[] }[] };
+    expect(json.outputs[1]!.data).toEqual(['shiba inu']);
+    expect(json.outputs[2]!.data).toEqual(['4611686018427387904']);
+  });
+});
