@@ -24,7 +24,9 @@ export interface SourcePosition {
  * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
  */
 export class ConfigPositions {
-  private readonly byObject = new Map<object, Map<string, number>>();
+  /** (object, key, offset) triples in parse order; indexed only when a position is first asked for. */
+  private readonly records: unknown[] = [];
+  private index: Map<object, Map<string, number>> | undefined;
   private lineStarts: number[] | undefined;
 
   constructor(private readonly text = '') {}
@@ -32,7 +34,7 @@ export class ConfigPositions {
   /** The position of `field` (its name token) in `message`, or of the message itself when `field` is omitted. */
   of(message: object | undefined, field?: string, index?: number): SourcePosition | undefined {
     if (!message) return undefined;
-    const offsets = this.byObject.get(message);
+    const offsets = this.buildIndex().get(message);
     if (!offsets) return undefined;
     const offset =
       field === undefined
@@ -42,9 +44,21 @@ export class ConfigPositions {
   }
 
   set(message: object, key: string, offset: number): void {
-    let offsets = this.byObject.get(message);
-    if (!offsets) this.byObject.set(message, (offsets = new Map()));
-    if (!offsets.has(key)) offsets.set(key, offset);
+    this.records.push(message, key, offset);
+    this.index = undefined;
+  }
+
+  private buildIndex(): Map<object, Map<string, number>> {
+    if (this.index) return this.index;
+    const index = new Map<object, Map<string, number>>();
+    for (let i = 0; i < this.records.length; i += 3) {
+      const message = this.records[i] as object;
+      let offsets = index.get(message);
+      if (!offsets) index.set(message, (offsets = new Map()));
+      const key = this.records[i + 1] as string;
+      if (!offsets.has(key)) offsets.set(key, this.records[i + 2] as number);
+    }
+    return (this.index = index);
   }
 
   /** Line and column (1-based) of an offset in the text. */

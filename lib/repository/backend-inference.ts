@@ -105,11 +105,7 @@ export function autoCompleteBackendFields(
   if (!filename && backend) {
     filename = DEFAULT_FILENAMES[platform] ?? DEFAULT_FILENAMES[backend] ?? '';
   }
-  return {
-    ...(platform ? { platform } : {}),
-    ...(backend ? { backend } : {}),
-    ...(filename ? { defaultModelFilename: filename } : {}),
-  };
+  return { platform: platform || undefined, backend: backend || undefined, defaultModelFilename: filename || undefined };
 }
 
 function inferFromFiles(files: { has(name: string): boolean }): BackendFields | undefined {

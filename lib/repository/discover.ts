@@ -185,16 +185,17 @@ function loadModel(
     relDir,
     configFile,
     hasConfig,
-    ...(configText !== undefined ? { configText } : {}),
+    configText,
     config,
     positions,
     parsed: parsed || !hasConfig,
     versionDirs,
     versions,
-    ...(fields.platform ? { platform: fields.platform } : {}),
-    ...(fields.backend ? { backend: fields.backend } : {}),
-    ...(fields.defaultModelFilename ? { defaultModelFilename: fields.defaultModelFilename } : {}),
-    ...(firstSubdir !== undefined ? { firstSubdir } : {}),
+    // Plain properties (undefined when unknown): object spreads cost measurably over ten thousand models.
+    platform: fields.platform,
+    backend: fields.backend,
+    defaultModelFilename: fields.defaultModelFilename,
+    firstSubdir,
     entryNames: entries.map((e) => e.name),
   };
 }
