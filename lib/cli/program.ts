@@ -116,7 +116,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--rps <n>', 'requests per second over all models (default: 10)')
     .option('--requests <n>', 'requests to simulate (default: 200000)')
     .option('--seed <n>', 'seed of the simulated traffic (default: 1)')
-    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable)', collectPlanValue, [])
+    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable)', repeatable, [])
     .option('--gpu-reserve <MiB>', 'GPU memory kept back for the Triton server (default: 1024)')
     .option('--disk-gb <GB>', 'model cache disk per instance (default: the NVMe instance store)')
     .option('--cold-start <params>', 'download=MB/s,extract=MB/s,load=MB/s,per-model=s (default: 100,150,500,1)')
@@ -133,7 +133,6 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .description(
       'Drive a Triton container on this machine the way SageMaker drives an MME container: load, invoke, unload, list.',
     );
-  const appendLocal = (value: string, previous: string[] = []) => [...previous, value];
   const localUrlHelp = 'the container\'s SageMaker port (default: $MME_DEPLOY_LOCAL_URL or http://127.0.0.1:8080)';
   const localDirHelp = 'host directory mounted at /opt/ml/models (default: $MME_DEPLOY_LOCAL_MODELS_DIR or ./mme-local-models)';
   local
@@ -153,13 +152,13 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .command('invoke')
     .description('Send POST /models/<hash>/invoke with the body `mme-deploy invoke` builds, and print the outputs.')
     .argument('<target>', 'the TargetModel name given at load')
-    .option('--input <NAME=@file>', 'an input from a JSON array file, a raw file, or inline JSON (repeatable)', appendLocal)
-    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', appendLocal)
+    .option('--input <NAME=@file>', 'an input from a JSON array file, a raw file, or inline JSON (repeatable)', repeatable)
+    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
     .option('--body <request.json>', 'send this KServe v2 request as-is')
     .option('--binary', 'send tensors as binary data and ask for binary outputs')
     .option('--shape <dims>', 'input shape(s): 1,3,224,224 or NAME=1,3;NAME2=1,8')
     .option('--datatype <type>', 'input datatype(s): FP32 or NAME=FP32;NAME2=INT64')
-    .option('--output <NAME>', 'an output to return (repeatable; default: all)', appendLocal)
+    .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)
     .option('--top <k>', 'show the k largest values of each output row')
     .option('--json', 'print the decoded response as JSON')
     .option('--models-dir <dir>', `${localDirHelp}; its copy of the archive gives the model config`)
@@ -190,7 +189,6 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     });
 
   // Live multi-model endpoint: push, list, remove, invoke, status (the AWS SDK loads inside each action).
-  const appendAws = (value: string, previous: string[] = []) => [...previous, value];
   addLocationOptions(
     program
       .command('push')
@@ -228,13 +226,13 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--endpoint <name>', 'the multi-model endpoint')
     .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz')
     .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
-    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', appendAws)
-    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', appendAws)
+    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', repeatable)
+    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
     .option('--body <request.json>', 'send this KServe v2 request as-is')
     .option('--binary', 'use application/vnd.sagemaker-triton.binary+json (binary tensors, much smaller than JSON)')
     .option('--shape <dims>', 'input shape(s) without --model: 1,3,224,224 or NAME=1,3;NAME2=1,8')
     .option('--datatype <type>', 'input datatype(s) without --model: FP32 or NAME=FP32;NAME2=INT64')
-    .option('--output <NAME>', 'an output to return (repeatable; default: all)', appendAws)
+    .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)
     .option('--top <k>', 'show the k largest values of each output row (classifier scores)')
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
     .action(async (options: import('./invoke').InvokeOptions) => {
@@ -276,7 +274,7 @@ function packageVersion(): string {
   }
 }
 
-/** Commander accumulator for `plan --memory`, which may be given once per model. */
-function collectPlanValue(value: string, previous: string[]): string[] {
+/** Commander accumulator for options that may be given several times (`--input`, `--text`, `--memory`, ...). */
+function repeatable(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }

@@ -116,6 +116,20 @@ describe('createTarGzStream', () => {
     expect(Object.keys(extracted)).toContain('bert/1/résumé.txt');
   });
 
+  // libarchive is what bsdtar (and many other tools) extract with; CI installs it (libarchive-tools).
+  it("extracts with libarchive's bsdtar to the same files and modes", async () => {
+    if (!commandExists('bsdtar')) throw new Error('bsdtar is missing: apt-get install libarchive-tools (.ci/run does)');
+    const file = join(dir.path, 'bsd.tar.gz');
+    writeFileSync(file, await pack(repo));
+    const out = join(dir.path, 'bsd-out');
+    execFileSync('mkdir', ['-p', out]);
+    execFileSync('bsdtar', ['-xzf', file, '-C', out]);
+    const gnuOut = join(dir.path, 'gnu-bsd-compare');
+    execFileSync('mkdir', ['-p', gnuOut]);
+    execFileSync('tar', ['-xzf', file, '-C', gnuOut]);
+    expect(snapshot(out)).toEqual(snapshot(gnuOut));
+  });
+
   it('round-trips through readTarGz: paths over 100 bytes, non-ASCII names, sizes, modes and content', async () => {
     const { entries } = await collectEntries(repo);
     const seen: { path: string; type: string; size: number; mode: number; sha?: string }[] = [];
