@@ -53,7 +53,8 @@ for (let i = 0; i < 3; i++) {
   const report = JSON.parse(result.stdout.toString());
   if (result.status !== 0 || report.models.length !== MODELS) throw new Error(`validate failed: exit ${result.status}, ${report.diagnostics.slice(0, 3).map((d) => d.message).join('; ')}`);
 }
-rmSync(repo, { recursive: true, force: true });
+if (process.env.KEEP_REPO) console.log(`repository kept at ${repo}`);
+else rmSync(repo, { recursive: true, force: true });
 const best = Math.min(...runs);
 console.log(`validate benchmark: ${MODELS} models, ${(bytes / 1024 / 1024).toFixed(1)} MiB of config.pbtxt`);
 console.log(`  parse alone:      ${(MODELS / parseSeconds).toFixed(0)} configs/s (${(bytes / parseSeconds / 1024 / 1024).toFixed(1)} MiB/s)`);

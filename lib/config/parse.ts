@@ -154,8 +154,10 @@ class TextFormatParser {
   /** Parses fields until `close` (or end of input for the top level) into `target`. */
   private parseFields(target: Record<string, unknown>, messageName: string, close: string | undefined, depth: number) {
     const message = this.schema.messages[messageName]!;
-    const seen = new Map<string, Token>();
-    const oneofs = new Map<string, string>();
+    // Few fields per message: arrays are cheaper to make and search than Maps (this runs once per message).
+    const seenNames: string[] = [];
+    const seenLines: number[] = [];
+    let oneofs: string[] | undefined; // group, field, group, field, ...
     for (;;) {
       const tok = this.token;
       if (close === undefined ? tok.kind === 'eof' : this.isSymbol(close)) return;
@@ -182,25 +184,30 @@ class TextFormatParser {
       this.positions.set(target, fieldName, tok.offset);
       const repeated = field.kind === 'map' || field.repeated === true;
       if (!repeated) {
-        if (seen.has(fieldName)) {
+        const seenAt = seenNames.indexOf(fieldName);
+        if (seenAt >= 0) {
           this.report(
             tok,
             'duplicate-field',
-            `Non-repeated field "${fieldName}" is specified multiple times (first at line ${seen.get(fieldName)!.line}). Keep one of them.`,
+            `Non-repeated field "${fieldName}" is specified multiple times (first at line ${seenLines[seenAt]}). Keep one of them.`,
           );
+        } else {
+          seenNames.push(fieldName);
+          seenLines.push(tok.line);
         }
-        seen.set(fieldName, tok);
         const group = (field as { oneof?: string }).oneof;
         if (group) {
-          const other = oneofs.get(group);
-          if (other && other !== fieldName) {
+          oneofs ??= [];
+          const at = oneofs.indexOf(group);
+          const other = at >= 0 ? oneofs[at + 1] : undefined;
+          if (other !== undefined && other !== fieldName) {
             this.report(
               tok,
               'oneof-conflict',
               `Field "${fieldName}" is specified along with field "${other}", another member of oneof "${group}". Only one of them may be set.`,
             );
           }
-          oneofs.set(group, fieldName);
+          if (at < 0) oneofs.push(group, fieldName);
         }
       }
       this.parseFieldValue(target, fieldName, field, depth);
@@ -246,9 +253,7 @@ class TextFormatParser {
   private parseOneValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
     const start = this.token;
     if (field.kind === 'map') {
-      const entry = this.parseMessageValue(`${name} entry`, depth, (entryTarget, d) =>
-        this.parseMapEntry(entryTarget, name, field.key, field.value, d),
-      );
+      const entry = this.parseMessageValue(name, depth, undefined, field);
       if (!entry) return;
       let map = target[name] as Record<string, unknown> | undefined;
       if (!map) target[name] = map = Object.create(null) as Record<string, unknown>;
@@ -262,7 +267,7 @@ class TextFormatParser {
     }
     let value: unknown;
     if (field.kind === 'message') {
-      value = this.parseMessageValue(name, depth, (t, d) => this.parseFields(t, field.message, this.closeOf(t), d));
+      value = this.parseMessageValue(name, depth, field.message);
       if (value === undefined) return;
     } else {
       value = this.parseScalarOrEnum(name, field);
@@ -277,20 +282,16 @@ class TextFormatParser {
     }
   }
 
-  /** The closing symbol for the message being parsed into `target` (recorded when it was opened). */
-  private readonly closers = new WeakMap<object, string>();
-  private closeOf(target: object): string {
-    return this.closers.get(target)!;
-  }
-
+  /** Parses `{ ... }` or `< ... >` as the message `message`, or as one entry of the map field `map`. */
   private parseMessageValue(
     name: string,
     depth: number,
-    body: (target: Record<string, unknown>, depth: number) => void,
+    message: string | undefined,
+    map?: { readonly key: ScalarType; readonly value: ValueDescriptor },
   ): Record<string, unknown> | undefined {
     const open = this.token;
     if (!this.isSymbol('{') && !this.isSymbol('<')) {
-      this.syntax(open, `Expected "{" or "<" to start the message "${name}", found ${this.describe(open)}.`);
+      this.syntax(open, `Expected "{" or "<" to start the message "${map ? `${name} entry` : name}", found ${this.describe(open)}.`);
     }
     if (depth + 1 > MAX_NESTING_DEPTH) {
       this.syntax(open, `Message nesting is deeper than ${MAX_NESTING_DEPTH} levels (protobuf's recursion limit).`);
@@ -298,9 +299,9 @@ class TextFormatParser {
     const close = open.text === '{' ? '}' : '>';
     this.advance();
     const target: Record<string, unknown> = {};
-    this.closers.set(target, close);
     this.positions.set(target, '', open.offset);
-    body(target, depth + 1);
+    if (map) this.parseMapEntry(target, name, map.key, map.value, close, depth + 1);
+    else this.parseFields(target, message!, close, depth + 1);
     if (!this.isSymbol(close)) this.syntax(this.token, `Expected "${close}", found ${this.describe(this.token)}.`);
     this.advance();
     return target;
@@ -311,9 +312,9 @@ class TextFormatParser {
     mapName: string,
     keyType: ScalarType,
     valueType: ValueDescriptor,
+    close: string,
     depth: number,
   ) {
-    const close = this.closeOf(target);
     const seen = new Set<string>();
     while (!this.isSymbol(close)) {
       const tok = this.token;

@@ -146,17 +146,18 @@ function loadModel(
     });
   } else if (hasConfig) {
     // Read first, check the size after: one system call fewer per model, and a config is a few kilobytes.
-    const bytes = readFileSync(join(dir, CONFIG_FILE));
-    if (bytes.length > MAX_CONFIG_BYTES) {
+    // One native call reads and decodes; the size is checked on the text (a config is a few kilobytes).
+    const text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+    if (text.length > MAX_CONFIG_BYTES) {
       diagnostics.push({
         severity: 'error',
         code: 'config-too-large',
-        message: `${configFile} is ${bytes.length} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`,
+        message: `${configFile} is ${Buffer.byteLength(text)} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`,
         file: configFile,
         model: name,
       });
     } else {
-      configText = bytes.toString('utf8');
+      configText = text;
       const result = parseModelConfig(configText, { file: configFile, model: name });
       config = result.config;
       positions = result.positions;
