@@ -3,7 +3,7 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { packRepository } from '../archive/pack-repository';
+import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
 import { countSummary } from '../repository/diagnostics';
 import { defaultTargetModel } from '../repository/mme-rules';
@@ -80,9 +80,19 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   lines.push('');
   lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');
   lines.push(`  mme-deploy push ${shown} --endpoint <endpoint-name>`);
-  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> --target-model ${manifest.targetModel} --model ${shown} --input <NAME>=@<file>`);
+  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> --target-model ${manifest.targetModel} --model ${shown} ${exampleInputs(manifest.models)}`);
   io.stdout(lines.join('\n') + '\n');
   return ExitCode.Ok;
+}
+
+/** Invoke flags for the inputs of the model SageMaker loads (the ensemble, or the only model). */
+function exampleInputs(models: PackManifest['models']): string {
+  const loaded = models.find((m) => m.platform === 'ensemble') ?? (models.length === 1 ? models[0] : undefined);
+  const inputs = loaded?.config?.input ?? [];
+  if (inputs.length === 0) return '--input <NAME>=@<file>';
+  return inputs
+    .map((i) => (i.data_type === 'TYPE_STRING' ? `--text '${i.name}=<sentence>'` : `--input ${i.name}=@<${i.name}.json>`))
+    .join(' ');
 }
 
 function parseLevel(level: string | undefined): number | undefined {
