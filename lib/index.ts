@@ -3,6 +3,8 @@
 export type { Diagnostic, Severity } from './repository/diagnostics';
 export { countSummary, formatDiagnostic, hasErrors } from './repository/diagnostics';
 export type { ModelConfig } from './config/model-config-schema';
+/** The zod schema of ModelConfig, for runtime checks of configs built in code (loads zod). */
+export { ModelConfigSchema } from './config/model-config-schema';
 export { ConfigPositions, parseModelConfig } from './config/parse';
 export type { ParseOptions, ParseResult } from './config/parse';
 export { configToJson } from './config/print';
