@@ -83,12 +83,14 @@ export class Scanner {
     const c = text.charCodeAt(start);
 
     if (isLetter(c)) {
-      this.pos++;
-      while (this.pos < text.length) {
-        const d = text.charCodeAt(this.pos);
+      let pos = start + 1;
+      const end = text.length;
+      while (pos < end) {
+        const d = text.charCodeAt(pos);
         if (!isLetter(d) && !isDigit(d)) break;
-        this.pos++;
+        pos++;
       }
+      this.pos = pos;
       return this.make('identifier');
     }
     if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number();
@@ -102,20 +104,23 @@ export class Scanner {
 
   private skipWhitespaceAndComments(): void {
     const text = this.text;
-    while (this.pos < text.length) {
-      const c = text.charCodeAt(this.pos);
+    const end = text.length;
+    let pos = this.pos;
+    while (pos < end) {
+      const c = text.charCodeAt(pos);
       if (c === CH_NEWLINE) {
-        this.pos++;
+        pos++;
         this.line++;
-        this.lineStart = this.pos;
-      } else if (isWhitespace(c)) {
-        this.pos++;
+        this.lineStart = pos;
+      } else if (c === 32 || isWhitespace(c)) {
+        pos++;
       } else if (c === CH_HASH) {
-        while (this.pos < text.length && text.charCodeAt(this.pos) !== CH_NEWLINE) this.pos++;
+        while (pos < end && text.charCodeAt(pos) !== CH_NEWLINE) pos++;
       } else {
-        return;
+        break;
       }
     }
+    this.pos = pos;
   }
 
   private number(): Token {
