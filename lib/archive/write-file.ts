@@ -14,12 +14,18 @@ export interface WriteOptions {
    * @default - no way to abort
    */
   readonly signal?: AbortSignal;
+  /**
+   * Compute the SHA-256 of what is written. Turn it off when the caller already hashes the stream (packRepository's
+   * manifest does): hashing a model twice costs about a second per GiB.
+   * @default true
+   */
+  readonly hash?: boolean;
 }
 
 export interface WrittenFile {
   readonly size: number;
-  /** Hex SHA-256 of the bytes written. */
-  readonly sha256: string;
+  /** Hex SHA-256 of the bytes written (absent when `hash: false`). */
+  readonly sha256?: string;
 }
 
 /**
@@ -33,13 +39,13 @@ export async function writeStreamAtomically(
 ): Promise<WrittenFile> {
   // A dot-file with the target's name, the process id and random bytes: visible for what it is, never a collision.
   const temp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const hash = createHash('sha256');
+  const hash = options.hash === false ? undefined : createHash('sha256');
   let size = 0;
   try {
     // A byte-mode Transform buffers at most 16 KiB, unlike an async-generator stage (16 chunks of any size).
     const measure = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        hash.update(chunk);
+        hash?.update(chunk);
         size += chunk.length;
         callback(null, chunk);
       },
@@ -59,5 +65,5 @@ export async function writeStreamAtomically(
     await rm(temp, { force: true });
     throw err;
   }
-  return { size, sha256: hash.digest('hex') };
+  return hash ? { size, sha256: hash.digest('hex') } : { size };
 }

@@ -39,7 +39,8 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
 
   let written;
   try {
-    written = await writeStreamAtomically(result.stream, output, signal ? { signal } : {});
+    // The manifest hashes the archive as it streams; the writer need not hash it again.
+    written = await writeStreamAtomically(result.stream, output, { hash: false, ...(signal ? { signal } : {}) });
   } catch (err) {
     result.stream.destroy();
     if ((err as Error).name === 'AbortError') throw new CliError('interrupted: no archive was written.', 130);
@@ -56,7 +57,7 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
           output: shown,
           targetModel: manifest.targetModel,
           size: written.size,
-          sha256: written.sha256,
+          sha256: manifest.sha256,
           entries: manifest.entries,
           models: reportToJson(result.report).models,
           excluded: manifest.excluded,
@@ -73,7 +74,7 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   lines.push(`Wrote ${shown}`);
   lines.push(`  TargetModel  ${manifest.targetModel}`);
   lines.push(`  size         ${formatBytes(written.size)} (${written.size} bytes, ${manifest.entries} entries)`);
-  lines.push(`  sha256       ${written.sha256}`);
+  lines.push(`  sha256       ${manifest.sha256}`);
   lines.push(`  models       ${manifest.models.map((m) => `${m.name} (${m.platform ?? m.backend ?? '?'}, v${m.versions.join(',')})`).join(', ')}`);
   if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.join(', ')}`);
   if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);

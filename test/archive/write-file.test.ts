@@ -31,6 +31,13 @@ describe('writeStreamAtomically', () => {
     expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
   });
 
+  it('skips hashing when the caller already hashes the stream', async () => {
+    const data = Buffer.from('bytes hashed elsewhere');
+    const result = await writeStreamAtomically(Readable.from([data]), out, { hash: false });
+    expect(result).toEqual({ size: data.length });
+    expect(readFileSync(out).equals(data)).toBe(true);
+  });
+
   it('replaces an existing output only on success', async () => {
     writeFileSync(out, 'old');
     await writeStreamAtomically(Readable.from([Buffer.from('new')]), out);
