@@ -4,7 +4,7 @@ import { main } from '../lib/cli/program';
 import { processIo } from '../lib/cli/io';
 
 // The AWS SDK warns on Node 20 that its releases after January 2027 will need Node 22. Users of this CLI cannot act on
-// that (the SDK versions come with mme-deploy), so the CLI silences it; MME_DEPLOY users can still set the variable.
+// that (the SDK versions come with mme-deploy), so the CLI silences it unless the variable is already set.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 main(process.argv.slice(2), processIo()).then(
