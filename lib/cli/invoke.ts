@@ -4,20 +4,13 @@
 import { resolve } from 'node:path';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
 import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
+import type { InvokeInputOptions } from './invoke-flags';
 
-export interface InvokeOptions extends AwsCommandOptions {
+export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
   readonly endpoint?: string;
   readonly targetModel?: string;
   /** The TargetModel's archive or repository directory, read for input names, shapes and datatypes. */
   readonly model?: string;
-  readonly input?: string[];
-  readonly text?: string[];
-  readonly body?: string;
-  readonly binary?: boolean;
-  readonly shape?: string;
-  readonly datatype?: string;
-  readonly output?: string[];
-  readonly top?: string;
   /** Send to this production variant (TargetVariant). */
   readonly variant?: string;
 }

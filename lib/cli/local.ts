@@ -1,6 +1,7 @@
 // `mme-deploy local load|invoke|unload|list`: drives a Triton container on this machine through the same requests
 // SageMaker sends to an MME container, so an archive's load/invoke/unload cycle can be tried before deploying.
 
+import type { InvokeInputOptions } from './invoke-flags';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
@@ -43,16 +44,7 @@ export interface LocalLoadOptions extends LocalConnectionOptions {
   readonly containerRoot?: string;
 }
 
-export interface LocalInvokeOptions extends LocalConnectionOptions {
-  readonly input?: string[];
-  readonly text?: string[];
-  readonly body?: string;
-  readonly binary?: boolean;
-  readonly shape?: string;
-  readonly datatype?: string;
-  readonly output?: string[];
-  readonly top?: string;
-}
+export interface LocalInvokeOptions extends LocalConnectionOptions, InvokeInputOptions {}
 
 export async function runLocalLoad(archive: string, options: LocalLoadOptions, io: CliIo): Promise<number> {
   return reportErrors(io, async () => {

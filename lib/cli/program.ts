@@ -4,6 +4,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CliError, CliIo, ExitCode } from './io';
 import { addAwsOptions, addLocationOptions } from './aws-options';
+import { addInvokeInputOptions, repeatable } from './invoke-flags';
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = ExitCode.Ok;
@@ -148,18 +149,11 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       const { runLocalLoad } = await import('./local');
       setExit(await runLocalLoad(archive, options, io));
     });
-  local
+  const localInvoke = local
     .command('invoke')
     .description('Send POST /models/<hash>/invoke with the body `mme-deploy invoke` builds, and print the outputs.')
-    .argument('<target>', 'the TargetModel name given at load')
-    .option('--input <NAME=@file>', 'an input from a JSON array file, a raw file, or inline JSON (repeatable)', repeatable)
-    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
-    .option('--body <request.json>', 'send this KServe v2 request as-is')
-    .option('--binary', 'send tensors as binary data and ask for binary outputs')
-    .option('--shape <dims>', 'input shape(s): 1,3,224,224 or NAME=1,3;NAME2=1,8')
-    .option('--datatype <type>', 'input datatype(s): FP32 or NAME=FP32;NAME2=INT64')
-    .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)
-    .option('--top <k>', 'show the k largest values of each output row')
+    .argument('<target>', 'the TargetModel name given at load');
+  addInvokeInputOptions(localInvoke)
     .option('--json', 'print the decoded response as JSON')
     .option('--models-dir <dir>', `${localDirHelp}; its copy of the archive gives the model config`)
     .option('--url <url>', localUrlHelp)
@@ -218,22 +212,14 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       const { runRemove } = await import('./remove');
       setExit(await runRemove(target, options, io));
     });
-  addAwsOptions(
+  addInvokeInputOptions(addAwsOptions(
     program
       .command('invoke')
       .description('Call InvokeEndpoint on one TargetModel with KServe v2 inputs built from files and sentences; print the outputs.'),
-  )
+  ))
     .option('--endpoint <name>', 'the multi-model endpoint')
     .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz')
     .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
-    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', repeatable)
-    .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
-    .option('--body <request.json>', 'send this KServe v2 request as-is')
-    .option('--binary', 'use application/vnd.sagemaker-triton.binary+json (binary tensors, much smaller than JSON)')
-    .option('--shape <dims>', 'input shape(s) without --model: 1,3,224,224 or NAME=1,3;NAME2=1,8')
-    .option('--datatype <type>', 'input datatype(s) without --model: FP32 or NAME=FP32;NAME2=INT64')
-    .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)
-    .option('--top <k>', 'show the k largest values of each output row (classifier scores)')
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
     .action(async (options: import('./invoke').InvokeOptions) => {
       const { runInvoke } = await import('./invoke');
@@ -274,7 +260,4 @@ function packageVersion(): string {
   }
 }
 
-/** Commander accumulator for options that may be given several times (`--input`, `--text`, `--memory`, ...). */
-function repeatable(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
+
