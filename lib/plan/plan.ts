@@ -42,14 +42,9 @@ export const DEFAULT_GPU_RESERVE_MIB = 1024;
 /** Assumed model cache volume on instance types without NVMe when `--disk-gb` is not given. */
 export const EBS_DEFAULT_GB = 30;
 
-export interface PlannedModel {
-  /** The TargetModel name. */
-  readonly name: string;
-  readonly source: string;
-  readonly kind: 'archive' | 'repository';
-  readonly archiveBytes: number;
-  readonly archiveBytesEstimated: boolean;
-  readonly extractedBytes: number;
+/** One TargetModel as planned: its files (name, source, sizes) and what the plan derived from them. */
+export interface PlannedModel
+  extends Pick<BundleFiles, 'name' | 'source' | 'kind' | 'archiveBytes' | 'archiveBytesEstimated' | 'extractedBytes'> {
   /** GPU bytes the plan uses: the override when given, else the estimate. */
   readonly gpuBytes: number;
   readonly gpuEstimateBytes: number;

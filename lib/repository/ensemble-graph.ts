@@ -282,11 +282,7 @@ function checkStepTensors(
       error(
         'ensemble-unknown-input',
         `in ensemble ${e}, ensemble tensor ${value} is mapping to non-existing input ${key} in model ${m}. ` +
-          (swapped
-            ? `'${value}' is an input of '${m}': key and value look swapped — the key is the composing model's input name, the value the ensemble tensor.`
-            : `'${m}' has input${names.length === 1 ? '' : 's'} ${names.map((n) => `'${n}'`).join(', ') || '(none)'}` +
-              (near ? ` (did you mean '${near}'?)` : '') +
-              `. The input_map key is the composing model's input name, the value the ensemble tensor.`),
+          unknownKeyHint('input', m, value, names, swapped, near),
         mapEntryPosition(ensemble, index, 'input_map', key),
       );
     }
@@ -325,11 +321,7 @@ function checkStepTensors(
         error(
           'ensemble-unknown-output',
           `in ensemble ${e}, ensemble tensor ${value} is mapped from non-existing output ${key} in model ${m}. ` +
-            (swapped
-              ? `'${value}' is an output of '${m}': key and value look swapped — the key is the composing model's output name, the value the ensemble tensor.`
-              : `'${m}' has output${names.length === 1 ? '' : 's'} ${names.map((n) => `'${n}'`).join(', ') || '(none)'}` +
-                (near ? ` (did you mean '${near}'?)` : '') +
-                `. The output_map key is the composing model's output name, the value the ensemble tensor.`),
+            unknownKeyHint('output', m, value, names, swapped, near),
           mapEntryPosition(ensemble, index, 'output_map', key),
         );
         continue;
@@ -352,6 +344,25 @@ function batchNote(spec: TensorSpec): string {
 }
 
 /** Triton's `CompareDimsWithWildcard`: same rank, each pair equal or either -1. */
+/** How to fix an input_map/output_map key that names no input/output of the composing model. */
+function unknownKeyHint(
+  kind: 'input' | 'output',
+  model: string,
+  value: string,
+  names: readonly string[],
+  swapped: boolean,
+  near: string | undefined,
+): string {
+  if (swapped) {
+    return `'${value}' is an ${kind} of '${model}': key and value look swapped — the key is the composing model's ${kind} name, the value the ensemble tensor.`;
+  }
+  return (
+    `'${model}' has ${kind}${names.length === 1 ? '' : 's'} ${names.map((n) => `'${n}'`).join(', ') || '(none)'}` +
+    (near ? ` (did you mean '${near}'?)` : '') +
+    `. The ${kind}_map key is the composing model's ${kind} name, the value the ensemble tensor.`
+  );
+}
+
 export function dimsAgree(a: readonly bigint[], b: readonly bigint[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i] || d === LATEST || b[i] === LATEST);
 }
