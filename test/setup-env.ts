@@ -5,3 +5,4 @@ process.env.AWS_ACCESS_KEY_ID ??= 'test-access-key';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test-secret-key';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
