@@ -24,7 +24,7 @@ export interface SourcePosition {
  * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
  */
 export class ConfigPositions {
-  /** (object, key, offset) triples in parse order; indexed only when a position is first asked for. */
+  /** (object, key, element index or -1, offset) in parse order; indexed only when a position is first asked for. */
   private readonly records: unknown[] = [];
   private index: Map<object, Map<string, number>> | undefined;
   private lineStarts: number[] | undefined;
@@ -43,20 +43,22 @@ export class ConfigPositions {
     return offset === undefined ? undefined : this.at(offset);
   }
 
-  set(message: object, key: string, offset: number): void {
-    this.records.push(message, key, offset);
+  /** Records where `key` of `message` (its `index`-th element, for a repeated field) starts. */
+  set(message: object, key: string, offset: number, index = -1): void {
+    this.records.push(message, key, index, offset);
     this.index = undefined;
   }
 
   private buildIndex(): Map<object, Map<string, number>> {
     if (this.index) return this.index;
     const index = new Map<object, Map<string, number>>();
-    for (let i = 0; i < this.records.length; i += 3) {
+    for (let i = 0; i < this.records.length; i += 4) {
       const message = this.records[i] as object;
       let offsets = index.get(message);
       if (!offsets) index.set(message, (offsets = new Map()));
-      const key = this.records[i + 1] as string;
-      if (!offsets.has(key)) offsets.set(key, this.records[i + 2] as number);
+      const element = this.records[i + 2] as number;
+      const key = element < 0 ? (this.records[i + 1] as string) : `${this.records[i + 1] as string}#${element}`;
+      if (!offsets.has(key)) offsets.set(key, this.records[i + 3] as number);
     }
     return (this.index = index);
   }
@@ -275,7 +277,7 @@ class TextFormatParser {
     }
     if (field.repeated) {
       const list = (target[name] as unknown[] | undefined) ?? (target[name] = []) as unknown[];
-      this.positions.set(target, `${name}#${list.length}`, start.offset);
+      this.positions.set(target, name, start.offset, list.length);
       list.push(value);
     } else {
       target[name] = value;
