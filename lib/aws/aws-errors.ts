@@ -1,7 +1,7 @@
 // Turns AWS SDK errors into sentences a user can act on: which permission is missing, which endpoint or bucket
 // does not exist, what the model itself said. Anything unrecognised keeps the service's own name and message.
 
-import { CliError, ExitCode } from '../cli/io';
+import { CliError, ExitCode } from '../user-errors';
 
 export interface AwsCallContext {
   /** The IAM action the call needs, e.g. `s3:PutObject`. */

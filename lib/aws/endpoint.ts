@@ -2,7 +2,7 @@
 // ModelDataUrl, which for a multi-model endpoint is the S3 prefix that holds every TargetModel.
 
 import type { DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { CliError, UsageError } from '../cli/io';
+import { CliError, UsageError } from '../user-errors';
 import { AwsConnection, createSageMakerClient, loadSageMaker } from './aws-clients';
 import { awsErrorName, explainAwsError } from './aws-errors';
 import { ModelLocation, parseS3Prefix } from './s3-location';

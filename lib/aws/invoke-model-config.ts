@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readTarGz } from '../archive/tar-reader';
 import { parseModelConfig } from '../config/parse';
-import { CliError, UsageError } from '../cli/io';
+import { CliError, UsageError } from '../user-errors';
 
 export interface InvokeModelConfig {
   readonly config: ModelConfig;

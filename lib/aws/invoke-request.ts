@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
-import { UsageError } from '../cli/io';
+import { UsageError } from '../user-errors';
 import {
   EncodedBody,
   InferenceRequest,

@@ -1,7 +1,7 @@
 // The KServe v2 inference protocol as Triton speaks it on SageMaker: JSON tensors, the binary tensor data extension
 // and the `application/vnd.sagemaker-triton.binary+json;json-header-size=N` framing (sagemaker-mme-contract.md §6–7).
 
-import { CliError, UsageError } from '../cli/io';
+import { CliError, UsageError } from '../user-errors';
 
 /** Every tensor datatype of the KServe v2 protocol. */
 export const KSERVE_DATATYPES = [

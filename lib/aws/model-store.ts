@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { CliError } from '../cli/io';
+import { CliError } from '../user-errors';
 import { explainAwsError, isNotFound, awsErrorName, httpStatus } from './aws-errors';
 import { loadLibStorage, loadS3 } from './aws-clients';
 import { ModelLocation, objectKey, s3Url } from './s3-location';

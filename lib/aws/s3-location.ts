@@ -1,7 +1,7 @@
 // S3 locations of an MME's models: the endpoint's ModelDataUrl is a prefix, and each TargetModel is the key of one
 // tar.gz below it (sagemaker-mme-contract.md §3).
 
-import { UsageError } from '../cli/io';
+import { UsageError } from '../user-errors';
 
 export interface ModelLocation {
   readonly bucket: string;

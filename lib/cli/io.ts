@@ -11,33 +11,8 @@ export interface CliIo {
   readonly cwd: string;
 }
 
-/** Exit codes shared by every command. */
-export const ExitCode = {
-  Ok: 0,
-  /** The input was understood and found invalid, or the remote operation failed. */
-  Failure: 1,
-  /** Usage or I/O error: a missing path, a bad flag, an unreadable file. */
-  Usage: 2,
-} as const;
-
-/** A problem the user can fix, reported as one message without a stack trace. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = ExitCode.Failure,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
-
-/** A usage or I/O problem: exit code 2. */
-export class UsageError extends CliError {
-  constructor(message: string) {
-    super(message, ExitCode.Usage);
-    this.name = 'UsageError';
-  }
-}
+// Errors a user can fix, and the exit codes they map to, live beside the library that raises them.
+export { CliError, ExitCode, UsageError } from '../user-errors';
 
 export function processIo(): CliIo {
   return {

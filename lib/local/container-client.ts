@@ -2,7 +2,7 @@
 // container on this machine, and turns its status codes into messages that say what SageMaker would do.
 
 import { request as httpRequest, IncomingHttpHeaders } from 'node:http';
-import { CliError, UsageError } from '../cli/io';
+import { CliError, UsageError } from '../user-errors';
 
 /** The local container's SageMaker port, as `docker run -p 8080:8080` publishes it. */
 export const DEFAULT_CONTAINER_URL = 'http://127.0.0.1:8080';

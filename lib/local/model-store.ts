@@ -6,7 +6,7 @@ import { Dirent } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { extractTarGz } from '../archive/tar-reader';
-import { CliError, UsageError } from '../cli/io';
+import { CliError, UsageError } from '../user-errors';
 
 /** Where SageMaker puts MME archives inside the container; the only root Triton's LOAD accepts. */
 export const CONTAINER_MODELS_ROOT = '/opt/ml/models';
