@@ -7,10 +7,10 @@
 'use strict';
 
 const { spawn, spawnSync } = require('node:child_process');
-const { randomFillSync } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { fillFp16, fillRandom, mib, writeLarge } = require('./weight-files');
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist/bin/mme-deploy.js');
@@ -136,36 +136,14 @@ function generateRepository(repo, totalMib) {
       'output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 2 ] } ]\n',
   );
   const randomMib = Math.round(totalMib * 0.7);
-  writeLarge(path.join(repo, 'encoder/1/model.onnx'), randomMib, (b) => randomFillSync(b));
+  writeLarge(path.join(repo, 'encoder/1/model.onnx'), randomMib, fillRandom);
   writeLarge(path.join(repo, 'encoder/1/embeddings.bin'), totalMib - randomMib, fillFp16);
 }
 
-function writeLarge(file, sizeMib, fill) {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const fd = fs.openSync(file, 'w');
-  const chunk = Buffer.allocUnsafe(4 << 20);
-  try {
-    for (let written = 0; written < sizeMib << 20; written += chunk.length) {
-      fill(chunk);
-      fs.writeSync(fd, chunk, 0, Math.min(chunk.length, (sizeMib << 20) - written));
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
-// fp16 weights: random sign and mantissa, exponents clustered as in a trained layer.
-const EXPONENTS = [10, 11, 11, 12, 12, 12, 13, 13, 13, 13, 13, 14, 14, 14, 14, 15];
-function fillFp16(buffer) {
-  randomFillSync(buffer);
-  for (let i = 1; i < buffer.length; i += 2) buffer[i] = (buffer[i] & 0x83) | (EXPONENTS[(buffer[i] >> 2) & 15] << 2);
-}
 
 function seconds(ms) {
   return (ms / 1000).toFixed(2);
-}
-function mib(bytes) {
-  return (bytes / (1 << 20)).toFixed(1);
 }
 
 main().catch((err) => {
