@@ -93,24 +93,18 @@ export function checkEnsembleGraph(
   const declare = (name: string, spec: TensorSpec) => {
     if (!tensors.has(name)) tensors.set(name, spec);
   };
-  (config.input ?? []).forEach((input) => {
-    declare(input.name ?? '', {
-      model: e,
-      batching,
-      dataType: input.data_type,
-      dims: input.reshape ? (input.reshape.shape ?? []) : (input.dims ?? []),
-      where: `ensemble input '${input.name}'`,
-    });
-  });
-  (config.output ?? []).forEach((output) => {
-    declare(output.name ?? '', {
-      model: e,
-      batching,
-      dataType: output.data_type,
-      dims: output.reshape ? (output.reshape.shape ?? []) : (output.dims ?? []),
-      where: `ensemble output '${output.name}'`,
-    });
-  });
+  for (const [kind, tensorsOfKind] of [['input', config.input ?? []], ['output', config.output ?? []]] as const) {
+    for (const tensor of tensorsOfKind) {
+      declare(tensor.name ?? '', {
+        model: e,
+        batching,
+        dataType: tensor.data_type,
+        // 10.27: the ensemble's own tensors are compared by their reshape when they have one.
+        dims: tensor.reshape ? (tensor.reshape.shape ?? []) : (tensor.dims ?? []),
+        where: `ensemble ${kind} '${tensor.name}'`,
+      });
+    }
+  }
 
   // A model run by several steps is reported once per rule, at its first step.
   const reported = new Set<string>();
