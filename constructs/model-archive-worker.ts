@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { packRepository } from '../lib/archive/pack-repository';
-import type { Diagnostic } from '../lib/repository/diagnostics';
+import type { Diagnostic } from '../lib/diagnostics';
 
 /** What the worker prints on stdout. */
 export type WorkerResult =

@@ -9,7 +9,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
-import type { Diagnostic } from '../lib/repository/diagnostics';
+import type { Diagnostic } from '../lib/diagnostics';
 import type { WorkerResult } from './model-archive-worker';
 import { nagText } from './nag-finding';
 import { projectPath } from './project-path';

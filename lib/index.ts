@@ -1,7 +1,7 @@
 // The library's public API: what the CLI, the CDK constructs and other tools build on.
 
-export type { Diagnostic, Severity } from './repository/diagnostics';
-export { countSummary, formatDiagnostic, hasErrors } from './repository/diagnostics';
+export type { Diagnostic, Severity } from './diagnostics';
+export { countSummary, formatDiagnostic, hasErrors } from './diagnostics';
 export type { ModelConfig } from './config/model-config-schema';
 /** The zod schema of ModelConfig, for runtime checks of configs built in code (loads zod). */
 export { ModelConfigSchema } from './config/model-config-schema';
@@ -16,3 +16,7 @@ export { defaultTargetModel, SAGEMAKER_ENSEMBLE_PATTERN, targetModelProblems } f
 export { packRepository } from './archive/pack-repository';
 export type { PackManifest, PackOptions, PackResult } from './archive/pack-repository';
 export { extractTarGz, readTarGz, writeStreamAtomically } from './archive';
+export { ERROR_CODES, isMmeError, MmeError } from './errors';
+export type { ErrorCode } from './errors';
+export { diagnostic } from './diagnostics';
+export type { DiagnosticSource, SourcePosition } from './diagnostics';

@@ -1,5 +1,6 @@
-// Problems a user can fix (a wrong flag, a missing file, an AWS permission), raised by the library and by the CLI
-// alike, each with the exit code the CLI gives it. The CLI prints their message without a stack trace.
+// Problems a user can fix, each with the exit code the CLI gives it. The CLI prints their message without a stack
+// trace. Being replaced: the library raises `MmeError` with a code (lib/errors.ts) and the CLI maps codes to exit codes
+// (lib/cli/exit-codes.ts); once no library module raises these, they move into lib/cli/.
 
 /** Exit codes shared by every command. */
 export const ExitCode = {

@@ -4,7 +4,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { Diagnostic, sortDiagnostics } from '../repository/diagnostics';
+import { Diagnostic, sortDiagnostics } from '../diagnostics';
 import { excludedReason } from './exclusions';
 
 /** One archive member. */

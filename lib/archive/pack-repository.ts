@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { hasErrors, sortDiagnostics } from '../repository/diagnostics';
+import { hasErrors, sortDiagnostics } from '../diagnostics';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { ModelSummary, validateRepository, ValidationReport } from '../repository/validate';
 import { collectEntries } from './collect';

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import { configToJson } from '../config/print';
-import { formatDiagnostic, hasErrors } from '../repository/diagnostics';
+import { formatDiagnostic, hasErrors } from '../diagnostics';
 import { CliIo, ExitCode, UsageError } from './io';
 
 export async function runConfig(path: string, io: CliIo): Promise<number> {

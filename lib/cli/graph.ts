@@ -2,7 +2,7 @@
 // nodes, tensors on the edges with data type and dims. Broken wiring is drawn too (dashed), so it helps debugging.
 
 import { resolve } from 'node:path';
-import type { Diagnostic } from '../repository/diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import { buildEnsembleGraph, checkEnsembles, topLevelEnsembles } from '../repository/ensemble-graph';
 import { isEnsemble, stepsOf } from '../repository/ensemble-rules';
 import { renderDot, renderMermaid } from '../repository/graph-render';

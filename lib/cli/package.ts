@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
-import { countSummary } from '../repository/diagnostics';
+import { countSummary } from '../diagnostics';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
 import { CliError, CliIo, ExitCode, UsageError } from './io';

@@ -3,7 +3,7 @@
 
 import { open, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Diagnostic } from '../repository/diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import { HOURS_PER_MONTH } from '../plan/cost';
 import { curveCsv } from '../plan/curve-csv';
 import { DEFAULT_COLD_START, parseColdStartParameters } from '../plan/load-time';

@@ -2,6 +2,8 @@
 // `--help` and light commands never pay for the AWS SDK, aws-cdk-lib or zod.
 
 import { Command, CommanderError, Option } from 'commander';
+import { MmeError } from '../errors';
+import { exitCodeOf } from './exit-codes';
 import { CliError, CliIo, ExitCode } from './io';
 import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
@@ -21,6 +23,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       }
       // Commander has already printed its message through configureOutput.
       return ExitCode.Usage;
+    }
+    if (err instanceof MmeError) {
+      io.stderr(`mme-deploy: ${err.message}\n`);
+      return exitCodeOf(err.code);
     }
     if (err instanceof CliError) {
       io.stderr(`mme-deploy: ${err.message}\n`);

@@ -1,6 +1,6 @@
 // Human and JSON renderings of a validation report, shared by `validate` and `package`.
 
-import { countSummary, Diagnostic, formatDiagnostic } from '../repository/diagnostics';
+import { countSummary, Diagnostic, formatDiagnostic } from '../diagnostics';
 import type { ValidationReport } from '../repository/validate';
 
 export interface ReportJson {

@@ -2,7 +2,7 @@
 // It accepts what Google's TextFormat parser accepts and reports what it rejects (with protobuf's own wording) as
 // diagnostics with line, column and a caret excerpt. It never throws on user input.
 
-import type { Diagnostic } from '../repository/diagnostics';
+import { closest, diagnostic, type Diagnostic, type SourcePosition } from '../diagnostics';
 import type { FieldDescriptor, ScalarType, SchemaDescriptor, ValueDescriptor } from './descriptor';
 import { MODEL_CONFIG_DESCRIPTOR } from './model-config.descriptor';
 import type { ModelConfig } from './model-config-schema';
@@ -13,11 +13,7 @@ export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 /** Protobuf's default recursion limit for text parsing. */
 export const MAX_NESTING_DEPTH = 100;
 
-export interface SourcePosition {
-  readonly line: number;
-  readonly column: number;
-  readonly offset: number;
-}
+export type { SourcePosition } from '../diagnostics';
 
 /**
  * Where each parsed message and field came from, for diagnostics raised by later rules. Only offsets are kept while
@@ -580,16 +576,8 @@ class TextFormatParser {
   }
 
   private report(tok: { line: number; column: number; offset: number }, code: string, message: string, severity: 'error' | 'warning' = 'error') {
-    this.diagnostics.push({
-      severity,
-      code,
-      message,
-      file: this.options.file ?? 'config.pbtxt',
-      line: tok.line,
-      column: tok.column,
-      ...(this.options.model !== undefined ? { model: this.options.model } : {}),
-      excerpt: caretExcerpt(this.text, tok.offset, tok.column),
-    });
+    const source = { file: this.options.file ?? 'config.pbtxt', model: this.options.model, text: this.text };
+    this.diagnostics.push(diagnostic(severity, code, message, source, tok));
   }
 }
 
@@ -619,48 +607,4 @@ function defaultValue(value: ValueDescriptor): unknown {
     default:
       return 0;
   }
-}
-
-/** The line holding `offset`, and a caret under `column`. */
-export function caretExcerpt(text: string, offset: number, column: number): string {
-  const start = text.lastIndexOf('\n', offset - 1) + 1;
-  let end = text.indexOf('\n', offset);
-  if (end < 0) end = text.length;
-  let line = text.slice(start, end).replace(/\r$/, '');
-  let caretAt = column - 1;
-  if (line.length > 160) {
-    const from = Math.max(0, caretAt - 80);
-    line = line.slice(from, from + 160);
-    caretAt -= from;
-  }
-  const pad = line.slice(0, caretAt).replace(/[^\t]/g, ' ');
-  return `${line}\n${pad}^`;
-}
-
-/** The candidate nearest to `word` by edit distance, if it is near enough to be a likely typo. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  const lower = word.toLowerCase();
-  for (const candidate of candidates) {
-    const d = editDistance(lower, candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Infinity;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }

@@ -4,7 +4,7 @@
 
 import { findInstanceType, mmeInstanceTypeNames, type GpuInstanceType } from '../catalog/instance-types';
 import { onDemandHourlyPriceUsd, PRICES_DATE, PRICES_SOURCE } from '../catalog/prices';
-import type { Diagnostic } from '../repository/diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import { simulateCache, type CacheSimulationResult } from './cache-simulator';
 import { compareHostingCost, type CostComparison } from './cost';
 import { estimateColdStart, type ColdStartEstimate, type ColdStartParameters } from './load-time';

@@ -9,7 +9,7 @@ import { excludedReason } from '../archive/exclusions';
 import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
 import { parseModelConfig } from '../config/parse';
-import type { Diagnostic } from '../repository/diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import { validateRepository } from '../repository/validate';
 import type { ModelFile, TritonModelFiles } from './memory-estimate';
 

@@ -2,7 +2,7 @@
 // a CSV the user wrote) becomes per-model weights or a recorded trace; weights are sampled with Walker's alias method
 // so each request costs O(1) however many models there are.
 
-import type { Diagnostic } from '../repository/diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import type { RandomSource } from './seeded-random';
 
 /** How requests spread over the models. */

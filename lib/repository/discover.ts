@@ -7,7 +7,7 @@ import { basename, join, resolve } from 'node:path';
 import { ConfigPositions, MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import type { ModelConfig } from '../config/model-config-schema';
 import { autoCompleteBackendFields } from './backend-inference';
-import type { Diagnostic } from './diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import { LoadedModel, relPath, VersionDir } from './model';
 
 /** A path the library cannot read as a repository at all: the CLI reports it as a usage/I-O error (exit 2). */

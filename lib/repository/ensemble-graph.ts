@@ -2,11 +2,9 @@
 // loadable, no cycle between ensembles, batch sizes, every map key a real input/output, one data type and shape per
 // tensor, decoupled streams kept apart. Also the pipeline as a graph of steps and tensors, for `mme-deploy graph`.
 
-import { closest } from '../config/parse';
-import type { SourcePosition } from '../config/parse';
 import type { DataTypeName, EnsembleStepConfig } from '../config/model-config-schema';
 import { autoCompletesIo } from './backend-inference';
-import type { Diagnostic } from './diagnostics';
+import { closest, type Diagnostic, type SourcePosition } from '../diagnostics';
 import {
   analyzeDataFlow,
   checkEnsembleStatic,

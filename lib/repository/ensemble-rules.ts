@@ -2,10 +2,8 @@
 // its own, before any composing model is looked at — steps and maps present, each tensor written once, and data
 // flowing from the ensemble inputs to every ensemble output with no tensor left dangling.
 
-import { closest } from '../config/parse';
-import type { SourcePosition } from '../config/parse';
 import type { EnsembleStepConfig, ModelConfig } from '../config/model-config-schema';
-import type { Diagnostic, Severity } from './diagnostics';
+import { closest, diagnostic, type Diagnostic, type DiagnosticSource, type Severity, type SourcePosition } from '../diagnostics';
 import type { LoadedModel } from './model';
 
 /** Whether the model is an ensemble Triton would schedule as one (platform `ensemble` with `ensemble_scheduling`). */
@@ -30,14 +28,12 @@ export function ensembleDiagnostic(
   message: string,
   at: SourcePosition | undefined,
 ): Diagnostic {
-  return {
-    severity,
-    code,
-    message,
-    file: model.configFile,
-    ...(at ? { line: at.line, column: at.column } : {}),
-    model: model.name,
-  };
+  return diagnostic(severity, code, message, configSource(model), at);
+}
+
+/** The model's config.pbtxt as a diagnostic source (with its text, so faults get a caret excerpt). */
+export function configSource(model: LoadedModel): DiagnosticSource {
+  return { file: model.configFile, model: model.name, text: model.configText };
 }
 
 /** Where step `index` starts, or failing that where `ensemble_scheduling` is written. */

@@ -4,7 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { readTarGz } from '../archive/tar-reader';
-import type { Diagnostic } from './diagnostics';
+import type { Diagnostic } from '../diagnostics';
 import type { Discovery } from './discover';
 import { decoupledModels, topLevelEnsembles } from './ensemble-graph';
 import { isEnsemble } from './ensemble-rules';

@@ -8,9 +8,9 @@ import type {
   ModelInputConfig,
   ModelOutputConfig,
 } from '../config/model-config-schema';
-import { caretExcerpt } from '../config/parse';
 import { autoCompletesIo, backendOfPlatform, modelFileRule, PLATFORM_CHECKED_BACKENDS } from './backend-inference';
-import type { Diagnostic, Severity } from './diagnostics';
+import { diagnostic, type Diagnostic, type Severity } from '../diagnostics';
+import { configSource } from './ensemble-rules';
 import { LoadedModel, relPath } from './model';
 
 export interface ModelRuleOptions {
@@ -75,21 +75,12 @@ class Reporter {
 
   /** A diagnostic on a file other than config.pbtxt (no line). */
   file(severity: Severity, code: string, file: string, message: string) {
-    this.out.push({ severity, code, message, file, model: this.model.name });
+    this.out.push(diagnostic(severity, code, message, { file, model: this.model.name }));
   }
 
   private add(severity: Severity, code: string, at: object | undefined, field: string | undefined, message: string, index?: number) {
     const pos = this.model.positions.of(at, field, index) ?? this.model.positions.of(at);
-    const text = this.model.configText;
-    this.out.push({
-      severity,
-      code,
-      message,
-      file: this.model.configFile,
-      ...(pos ? { line: pos.line, column: pos.column } : {}),
-      model: this.model.name,
-      ...(pos && text !== undefined ? { excerpt: caretExcerpt(text, pos.offset, pos.column) } : {}),
-    });
+    this.out.push(diagnostic(severity, code, message, configSource(this.model), pos));
   }
 }
 

@@ -3,7 +3,7 @@
 
 import type { ModelConfig } from '../config/model-config-schema';
 import { excludedReason } from '../archive/exclusions';
-import { Diagnostic, hasErrors, sortDiagnostics } from './diagnostics';
+import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';

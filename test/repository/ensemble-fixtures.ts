@@ -2,7 +2,7 @@
 
 import { join } from 'node:path';
 import { discoverModels } from '../../lib/repository/discover';
-import type { Diagnostic } from '../../lib/repository/diagnostics';
+import type { Diagnostic } from '../../lib/diagnostics';
 import type { LoadedModel } from '../../lib/repository/model';
 
 export const FIXTURES = join(__dirname, '..', 'fixtures');

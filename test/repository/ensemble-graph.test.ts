@@ -6,7 +6,7 @@ import {
   isDecoupledEnsemble,
   topLevelEnsembles,
 } from '../../lib/repository/ensemble-graph';
-import type { Diagnostic } from '../../lib/repository/diagnostics';
+import type { Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
 import { loadFixture } from './ensemble-fixtures';
 

@@ -1,6 +1,6 @@
 import { parseModelConfig } from '../../lib/config/parse';
 import { checkEnsembleStatic } from '../../lib/repository/ensemble-rules';
-import type { Diagnostic } from '../../lib/repository/diagnostics';
+import type { Diagnostic } from '../../lib/diagnostics';
 import type { LoadedModel } from '../../lib/repository/model';
 import { loadFixture } from './ensemble-fixtures';
 

@@ -1,6 +1,26 @@
-// Diagnostics are data: every check in the library returns them instead of printing or throwing.
+// Diagnostics are data: every check in the library returns them instead of printing or throwing. This module is the
+// bottom of the house: config/, repository/ and archive/ all stand on it, and it imports nothing of theirs.
+
+import { caretExcerpt } from './excerpt';
 
 export type Severity = 'error' | 'warning';
+
+/** A place in a text file: 1-based line and column (in characters) and the 0-based offset. */
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+  readonly offset: number;
+}
+
+/** The file a diagnostic is about: its path as shown, the model it belongs to, and its text when it has one. */
+export interface DiagnosticSource {
+  /** Path relative to the path the user gave, with `/` separators. */
+  readonly file: string;
+  /** The model (directory name) the file belongs to. */
+  readonly model?: string;
+  /** The file's text, for the caret excerpt. */
+  readonly text?: string;
+}
 
 export interface Diagnostic {
   readonly severity: Severity;
@@ -18,6 +38,28 @@ export interface Diagnostic {
   readonly model?: string;
   /** A caret excerpt of the offending line, for human output (never in `--json` unless present). */
   readonly excerpt?: string;
+}
+
+/**
+ * The one way diagnostics are built: `at` gives line and column, and with the source's text a caret excerpt is always
+ * added, so every rule's faults look alike.
+ */
+export function diagnostic(
+  severity: Severity,
+  code: string,
+  message: string,
+  source: DiagnosticSource,
+  at?: SourcePosition,
+): Diagnostic {
+  return {
+    severity,
+    code,
+    message,
+    file: source.file,
+    ...(at ? { line: at.line, column: at.column } : {}),
+    ...(source.model !== undefined ? { model: source.model } : {}),
+    ...(at && source.text !== undefined ? { excerpt: caretExcerpt(source.text, at.offset, at.column) } : {}),
+  };
 }
 
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
