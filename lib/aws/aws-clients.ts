@@ -29,29 +29,28 @@ function common(connection: AwsConnection): { region?: string; profile?: string 
   };
 }
 
-// `require` rather than `import()`: both are lazy, but only `require` also works where the code runs under a
-// CommonJS test runner without ESM support; the type annotations keep the SDK's types.
-export function loadS3(): typeof import('@aws-sdk/client-s3') {
-  return require('@aws-sdk/client-s3');
+// Each SDK package is loaded on first use (`await import`, the library's one way of loading lazily).
+export async function loadS3(): Promise<typeof import('@aws-sdk/client-s3')> {
+  return import('@aws-sdk/client-s3');
 }
-export function loadLibStorage(): typeof import('@aws-sdk/lib-storage') {
-  return require('@aws-sdk/lib-storage');
+export async function loadLibStorage(): Promise<typeof import('@aws-sdk/lib-storage')> {
+  return import('@aws-sdk/lib-storage');
 }
-export function loadSageMaker(): typeof import('@aws-sdk/client-sagemaker') {
-  return require('@aws-sdk/client-sagemaker');
+export async function loadSageMaker(): Promise<typeof import('@aws-sdk/client-sagemaker')> {
+  return import('@aws-sdk/client-sagemaker');
 }
-export function loadSageMakerRuntime(): typeof import('@aws-sdk/client-sagemaker-runtime') {
-  return require('@aws-sdk/client-sagemaker-runtime');
+export async function loadSageMakerRuntime(): Promise<typeof import('@aws-sdk/client-sagemaker-runtime')> {
+  return import('@aws-sdk/client-sagemaker-runtime');
 }
-export function loadAutoScaling(): typeof import('@aws-sdk/client-application-auto-scaling') {
-  return require('@aws-sdk/client-application-auto-scaling');
+export async function loadAutoScaling(): Promise<typeof import('@aws-sdk/client-application-auto-scaling')> {
+  return import('@aws-sdk/client-application-auto-scaling');
 }
-export function loadCloudWatch(): typeof import('@aws-sdk/client-cloudwatch') {
-  return require('@aws-sdk/client-cloudwatch');
+export async function loadCloudWatch(): Promise<typeof import('@aws-sdk/client-cloudwatch')> {
+  return import('@aws-sdk/client-cloudwatch');
 }
 
-export function createS3Client(connection: AwsConnection): S3Client {
-  const { S3Client } = loadS3();
+export async function createS3Client(connection: AwsConnection): Promise<S3Client> {
+  const { S3Client } = await loadS3();
   return new S3Client({
     ...common(connection),
     ...RETRY,
@@ -69,22 +68,22 @@ export function createS3Client(connection: AwsConnection): S3Client {
   });
 }
 
-export function createSageMakerClient(connection: AwsConnection): SageMakerClient {
-  const { SageMakerClient } = loadSageMaker();
+export async function createSageMakerClient(connection: AwsConnection): Promise<SageMakerClient> {
+  const { SageMakerClient } = await loadSageMaker();
   return new SageMakerClient({ ...common(connection), ...RETRY });
 }
 
-export function createSageMakerRuntimeClient(connection: AwsConnection): SageMakerRuntimeClient {
-  const { SageMakerRuntimeClient } = loadSageMakerRuntime();
+export async function createSageMakerRuntimeClient(connection: AwsConnection): Promise<SageMakerRuntimeClient> {
+  const { SageMakerRuntimeClient } = await loadSageMakerRuntime();
   return new SageMakerRuntimeClient({ ...common(connection), ...RETRY });
 }
 
-export function createAutoScalingClient(connection: AwsConnection): ApplicationAutoScalingClient {
-  const { ApplicationAutoScalingClient } = loadAutoScaling();
+export async function createAutoScalingClient(connection: AwsConnection): Promise<ApplicationAutoScalingClient> {
+  const { ApplicationAutoScalingClient } = await loadAutoScaling();
   return new ApplicationAutoScalingClient({ ...common(connection), ...RETRY });
 }
 
-export function createCloudWatchClient(connection: AwsConnection): CloudWatchClient {
-  const { CloudWatchClient } = loadCloudWatch();
+export async function createCloudWatchClient(connection: AwsConnection): Promise<CloudWatchClient> {
+  const { CloudWatchClient } = await loadCloudWatch();
   return new CloudWatchClient({ ...common(connection), ...RETRY });
 }

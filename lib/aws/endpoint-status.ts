@@ -109,7 +109,7 @@ async function scalingSummary(
   endpoint: ResolvedEndpoint,
   options: { region?: string; profile?: string },
 ): Promise<ScalingSummary | undefined> {
-  const { DescribeScalableTargetsCommand, DescribeScalingPoliciesCommand } = loadAutoScaling();
+  const { DescribeScalableTargetsCommand, DescribeScalingPoliciesCommand } = await loadAutoScaling();
   const resourceId = scalingResourceId(endpoint.endpointName, endpoint.variantName);
   const scope = { ServiceNamespace: 'sagemaker' as const, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const };
   const targets = await client.send(new DescribeScalableTargetsCommand({ ...scope, ResourceIds: [resourceId] }));
@@ -164,7 +164,7 @@ export function statusMetricQueries(endpointName: string, variantName: string): 
 }
 
 async function metricSummaries(client: CloudWatchClient, endpoint: ResolvedEndpoint, start: Date, end: Date): Promise<MetricSummary[]> {
-  const { paginateGetMetricData } = loadCloudWatch();
+  const { paginateGetMetricData } = await loadCloudWatch();
   const values = new Map<string, { timestamp: Date; value: number }[]>();
   const queries = statusMetricQueries(endpoint.endpointName, endpoint.variantName);
   for await (const page of paginateGetMetricData({ client }, { MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' })) {

@@ -2,8 +2,10 @@
 // files and sentences (shaped by the model's config.pbtxt when --model is given), the outputs printed per tensor.
 
 import { resolve } from 'node:path';
-import { CliError, CliIo, ExitCode, UsageError } from './io';
-import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
+import { MmeError } from '../errors';
+import { CliIo, ExitCode, UsageError } from './io';
+import { AwsCommandOptions, connectionOf } from './aws-options';
+import { toJson } from './json';
 import type { InvokeInputOptions } from './invoke-flags';
 
 export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
@@ -26,9 +28,10 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
   const top = options.top === undefined ? undefined : Number(options.top);
   if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError(`--top ${options.top} must be a positive whole number.`);
 
-  const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } =
-    require('../aws/invoke-request') as typeof import('../aws/invoke-request');
-  const { readInvokeModelConfig } = require('../aws/invoke-model-config') as typeof import('../aws/invoke-model-config');
+  const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } = await import(
+    '../aws/invoke-request'
+  );
+  const { readInvokeModelConfig } = await import('../aws/invoke-model-config');
   const config = options.model ? (await readInvokeModelConfig(resolve(io.cwd, options.model))).config : undefined;
   const request = await buildInvokeRequest(
     {
@@ -49,11 +52,11 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     );
   }
 
-  const { createSageMakerRuntimeClient, loadSageMakerRuntime } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { awsErrorName, explainAwsError } = require('../aws/aws-errors') as typeof import('../aws/aws-errors');
-  const { InvokeEndpointCommand } = loadSageMakerRuntime();
+  const { createSageMakerRuntimeClient, loadSageMakerRuntime } = await import('../aws/aws-clients');
+  const { awsErrorName, explainAwsError } = await import('../aws/aws-errors');
+  const { InvokeEndpointCommand } = await loadSageMakerRuntime();
   const connection = connectionOf(options);
-  const client = createSageMakerRuntimeClient(connection);
+  const client = await createSageMakerRuntimeClient(connection);
   const started = Date.now();
   let response;
   try {
@@ -89,17 +92,20 @@ function invokeError(
   options: InvokeOptions,
   name: string,
   explain: typeof import('../aws/aws-errors').explainAwsError,
-): CliError {
+): Error {
   const message = (err as Error)?.message ?? '';
   if (name === 'ValidationError' || name === 'ValidationException') {
     if (/not found/i.test(message) && /endpoint/i.test(message)) {
-      return new CliError(`Endpoint '${options.endpoint}' does not exist${options.region ? ` in ${options.region}` : ''}. Check the name and --region.`);
+      const where = options.region ? ` in ${options.region}` : '';
+      return new MmeError('AWS_NOT_FOUND', `Endpoint '${options.endpoint}' does not exist${where}. Check the name and --region.`);
     }
     if (/target model/i.test(message) && /not a multi-model endpoint|does not support/i.test(message)) {
-      return new CliError(`Endpoint '${options.endpoint}' is not a multi-model endpoint, so it takes no --target-model. (${message})`);
+      const text = `Endpoint '${options.endpoint}' is not a multi-model endpoint, so it takes no --target-model. (${message})`;
+      return new MmeError('ENDPOINT_UNUSABLE', text);
     }
     if (/Failed to download model data|does not exist|not found/i.test(message)) {
-      return new CliError(`SageMaker could not load ${options.targetModel}: ${message} Check the name with \`mme-deploy list --endpoint ${options.endpoint}\`.`);
+      const check = `Check the name with \`mme-deploy list --endpoint ${options.endpoint}\`.`;
+      return new MmeError('AWS_NOT_FOUND', `SageMaker could not load ${options.targetModel}: ${message} ${check}`);
     }
   }
   return explain(err, {

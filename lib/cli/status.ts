@@ -1,9 +1,12 @@
 // `mme-deploy status --endpoint E`: the endpoint, its instances, its auto scaling and the last hour of the MME
 // metrics that explain cold starts (model cache hits, loading wait time, loaded models, GPU use).
 
-import { CliIo, ExitCode, UsageError } from './io';
-import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
-import type { EndpointStatusReport, MetricSummary } from '../aws/endpoint-status';
+import { createAutoScalingClient, createCloudWatchClient, createSageMakerClient } from '../aws/aws-clients';
+import { endpointStatus, type EndpointStatusReport, type MetricSummary } from '../aws/endpoint-status';
+import { MmeError } from '../errors';
+import { AwsCommandOptions, connectionOf } from './aws-options';
+import { CliIo, ExitCode } from './io';
+import { toJson } from './json';
 
 export interface StatusOptions extends AwsCommandOptions {
   readonly endpoint?: string;
@@ -13,13 +16,11 @@ export interface StatusOptions extends AwsCommandOptions {
 }
 
 export async function runStatus(options: StatusOptions, io: CliIo): Promise<number> {
-  if (!options.endpoint) throw new UsageError('Which endpoint? Give --endpoint NAME.');
-  const clients = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { endpointStatus } = require('../aws/endpoint-status') as typeof import('../aws/endpoint-status');
+  if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   const connection = connectionOf(options);
-  const sageMaker = clients.createSageMakerClient(connection);
-  const autoScaling = clients.createAutoScalingClient(connection);
-  const cloudWatch = clients.createCloudWatchClient(connection);
+  const sageMaker = await createSageMakerClient(connection);
+  const autoScaling = await createAutoScalingClient(connection);
+  const cloudWatch = await createCloudWatchClient(connection);
   try {
     const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch }, options.endpoint, {
       ...connection,
