@@ -2,7 +2,7 @@
 // container on this machine, and turns its status codes into messages that say what SageMaker would do.
 
 import { request as httpRequest, IncomingHttpHeaders } from 'node:http';
-import { CliError, UsageError } from '../user-errors';
+import { MmeError } from '../errors';
 
 /** The local container's SageMaker port, as `docker run -p 8080:8080` publishes it. */
 export const DEFAULT_CONTAINER_URL = 'http://127.0.0.1:8080';
@@ -30,18 +30,18 @@ export function parseContainerUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--url ${JSON.stringify(text)} is not a URL; give the container's address, e.g. ${DEFAULT_CONTAINER_URL}.`);
+    throw new MmeError('USAGE', `--url ${JSON.stringify(text)} is not a URL; give the container's address, e.g. ${DEFAULT_CONTAINER_URL}.`);
   }
   if (url.protocol !== 'http:') {
-    throw new UsageError(`--url ${text}: the container's SageMaker port speaks plain http (e.g. ${DEFAULT_CONTAINER_URL}).`);
+    throw new MmeError('USAGE', `--url ${text}: the container's SageMaker port speaks plain http (e.g. ${DEFAULT_CONTAINER_URL}).`);
   }
   if (url.pathname !== '/' || url.search || url.hash) {
-    throw new UsageError(`--url ${text}: give only scheme, host and port (e.g. ${DEFAULT_CONTAINER_URL}); the paths are SageMaker's.`);
+    throw new MmeError('USAGE', `--url ${text}: give only scheme, host and port (e.g. ${DEFAULT_CONTAINER_URL}); the paths are SageMaker's.`);
   }
   return url;
 }
 
-/** A client for one container; every method resolves with the raw response or rejects with a CliError. */
+/** A client for one container; every method resolves with the raw response or rejects with an MmeError. */
 export class MmeContainerClient {
   constructor(readonly baseUrl: URL) {}
 
@@ -94,17 +94,18 @@ export class MmeContainerClient {
   }
 }
 
-function connectionError(base: URL, method: string, path: string, err: NodeJS.ErrnoException): CliError {
+function connectionError(base: URL, method: string, path: string, err: NodeJS.ErrnoException): MmeError {
   const where = `${base.origin}`;
   if (err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET' || err.code === 'EHOSTUNREACH') {
-    return new CliError(
+    return new MmeError(
+      'CONTAINER_UNREACHABLE',
       `No container answers at ${where} (${err.code} on ${method} ${path}). Start one as docs/local.md shows ` +
         '(`docker run --gpus all -p 127.0.0.1:8080:8080 -e SAGEMAKER_MULTI_MODEL=true ' +
         '-v "$PWD/mme-local-models:/opt/ml/models" <image> serve`), wait for "Started Sagemaker HTTPService", ' +
         'or pass --url.',
     );
   }
-  return new CliError(`${method} ${where}${path} failed: ${err.message}`);
+  return new MmeError('CONTAINER_UNREACHABLE', `${method} ${where}${path} failed: ${err.message}`);
 }
 
 /** Triton's error text from an error response (`{"error": "..."}`), else the body as text. */
@@ -165,13 +166,13 @@ export function describeFailure(operation: ContainerOperation, targetModel: stri
   }
 }
 
-/** Returns the response when its status is 2xx, else throws a CliError with the mapped message. */
+/** Returns the response when its status is 2xx, else throws an MmeError with the mapped message. */
 export function expectSuccess(operation: ContainerOperation, targetModel: string, response: ContainerResponse): ContainerResponse {
   if (response.status >= 200 && response.status < 300) return response;
-  throw new CliError(describeFailure(operation, targetModel, response));
+  throw new MmeError('CONTAINER_FAILED', describeFailure(operation, targetModel, response));
 }
 
-/** The entries of a `GET /models` body; unparseable bodies are a CliError. */
+/** The entries of a `GET /models` body; an unparseable body is an MmeError. */
 export function parseModelList(response: ContainerResponse): ListedModel[] {
   try {
     const parsed = JSON.parse(response.body.toString('utf8')) as { models?: unknown };
@@ -187,5 +188,5 @@ export function parseModelList(response: ContainerResponse): ListedModel[] {
   } catch {
     // Reported below.
   }
-  throw new CliError(`GET /models answered something that is not a model list: ${response.body.toString('utf8').slice(0, 200)}`);
+  throw new MmeError('CONTAINER_FAILED', `GET /models answered something that is not a model list: ${response.body.toString('utf8').slice(0, 200)}`);
 }
