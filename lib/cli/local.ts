@@ -5,6 +5,8 @@ import type { InvokeInputOptions } from './invoke-flags';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { MmeError } from '../errors';
+import { exitCodeOf } from './exit-codes';
 import { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } from '../aws/invoke-request';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readInvokeModelConfig } from '../aws/invoke-model-config';
@@ -102,7 +104,8 @@ export async function runLocalInvoke(targetModel: string, options: LocalInvokeOp
       try {
         modelConfig = await servedModelConfig(join(modelsDirFor(options, io), hash, 'model'));
       } catch (err) {
-        if (!(err instanceof CliError) || (options.shape === undefined && options.datatype === undefined)) throw err;
+        const userError = err instanceof CliError || err instanceof MmeError;
+        if (!userError || (options.shape === undefined && options.datatype === undefined)) throw err;
       }
     }
     const request = await buildInvokeRequest(
@@ -110,7 +113,7 @@ export async function runLocalInvoke(targetModel: string, options: LocalInvokeOp
         ...(options.input ? { inputs: options.input } : {}),
         ...(options.text ? { texts: options.text } : {}),
         ...(options.body !== undefined ? { body: options.body } : {}),
-        ...(options.binary ? { binary: true } : {}),
+        ...(options.binary !== undefined ? { binary: options.binary } : {}),
         ...(options.shape !== undefined ? { shape: options.shape } : {}),
         ...(options.datatype !== undefined ? { datatype: options.datatype } : {}),
         ...(options.output ? { outputs: options.output } : {}),
@@ -212,6 +215,10 @@ async function reportErrors(io: CliIo, body: () => Promise<void>): Promise<numbe
     if (err instanceof CliError) {
       io.stderr(`mme-deploy: ${err.message}\n`);
       return err.exitCode;
+    }
+    if (err instanceof MmeError) {
+      io.stderr(`mme-deploy: ${err.message}\n`);
+      return exitCodeOf(err.code);
     }
     throw err;
   }

@@ -6,6 +6,8 @@ import { parseModelConfig } from '../../lib/config/parse';
 import { buildInvokeRequest, formatInferenceResponse, inferenceResponseToJson, topK } from '../../lib/aws/invoke-request';
 import { readInvokeModelConfig } from '../../lib/aws/invoke-model-config';
 import { decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { MmeError } from '../../lib/errors';
+import { exitCodeOf } from '../../lib/cli/exit-codes';
 
 const IMAGE_ENSEMBLE = `name: "ensemble_dali_inception"
 platform: "ensemble"
@@ -114,7 +116,9 @@ describe('invoke request errors', () => {
   it.each(cases.map(([what, spec, text, message]) => ({ what, spec, text, message })))('explains $what', async ({ spec, text, message }) => {
     const promise = buildInvokeRequest(spec, text ? config(text) : undefined, { cwd: dir });
     await expect(promise).rejects.toThrow(message);
-    await expect(promise).rejects.toMatchObject({ name: 'UsageError', exitCode: 2 });
+    const err = await promise.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MmeError);
+    expect(exitCodeOf((err as MmeError).code)).toBe(2);
   });
 
   it('refuses raw bytes for a float input', async () => {
