@@ -140,11 +140,22 @@ function hintFor400(failure: ContainerFailure, site: FailureSite): string {
       '; the container log has Triton\'s full load output.'
     );
   }
-  if (!local && /unexpected (shape|datatype|inference (input|output))|expected \d+ inputs|unexpected size for input|Unable to parse 'data'|shape does not match/.test(text)) {
+  if (!local && REQUEST_MISMATCH.test(text)) {
     return " Give --model <archive or directory> so invoke shapes and types the inputs from the model's config.pbtxt.";
   }
   return '';
 }
+
+/** Triton's wording for inputs that do not match the model's config (http_server.cc, core infer_request.cc). */
+const REQUEST_MISMATCH = new RegExp(
+  [
+    'unexpected (shape|datatype|inference (input|output))',
+    'expected \\d+ inputs',
+    'unexpected size for input',
+    "Unable to parse 'data'",
+    'shape does not match',
+  ].join('|'),
+);
 
 /** Triton's wording for a model that failed to load (core model_lifecycle/model_repository_manager messages). */
 function isLoadFailure(text: string): boolean {

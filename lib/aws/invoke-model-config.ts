@@ -59,7 +59,8 @@ function choose(path: string, root: string | undefined, dirs: Map<string, string
   if (ensembles.length > 1) {
     throw new MmeError(
       'INVALID',
-      `${path} holds ${ensembles.length} ensembles (${ensembles.map(([d]) => d).join(', ')}); SageMaker would serve whichever the file system lists last. Keep one top-level ensemble per archive, or pass --shape/--datatype instead of --model.`,
+      `${path} holds ${ensembles.length} ensembles (${ensembles.map(([d]) => d).join(', ')}); SageMaker would serve ` +
+        'whichever the file system lists last. Keep one top-level ensemble per archive, or pass --shape/--datatype instead of --model.',
     );
   }
   if (dirs.size === 1 && withConfig.length === 1) return { dir: withConfig[0]![0], text: withConfig[0]![1] };
@@ -67,7 +68,8 @@ function choose(path: string, root: string | undefined, dirs: Map<string, string
   if (withConfig.length === 0) throw new MmeError('INVALID', `${path} has no config.pbtxt in ${[...dirs.keys()].join(', ')}.`);
   throw new MmeError(
     'INVALID',
-    `${path} holds ${dirs.size} directories (${[...dirs.keys()].join(', ')}) and no ensemble; SageMaker would serve whichever the file system lists last. Add an ensemble, or pass --shape/--datatype instead of --model.`,
+    `${path} holds ${dirs.size} directories (${[...dirs.keys()].join(', ')}) and no ensemble; SageMaker would serve ` +
+      'whichever the file system lists last. Add an ensemble, or pass --shape/--datatype instead of --model.',
   );
 }
 

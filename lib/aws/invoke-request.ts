@@ -73,14 +73,18 @@ export async function buildInvokeRequest(
   const cwd = options.cwd ?? process.cwd();
   if (spec.body !== undefined) {
     if (spec.inputs?.length || spec.texts?.length || spec.binary || spec.shape || spec.datatype || spec.outputs?.length) {
-      throw new MmeError('USAGE', '--body sends request.json as-is; it cannot be combined with --input, --text, --binary, --shape, --datatype or --output.');
+      throw new MmeError(
+        'USAGE',
+        '--body sends request.json as-is; it cannot be combined with --input, --text, --binary, --shape, --datatype or --output.',
+      );
     }
     const path = resolve(cwd, spec.body);
     const body = await readUserFile(path, '--body');
     try {
       JSON.parse(body.toString('utf8'));
     } catch (err) {
-      throw new MmeError('USAGE', `--body ${spec.body} is not valid JSON (${(err as Error).message}); the endpoint expects a KServe v2 request.`);
+      const why = (err as Error).message;
+      throw new MmeError('USAGE', `--body ${spec.body} is not valid JSON (${why}); the endpoint expects a KServe v2 request.`);
     }
     return { body, contentType: JSON_CONTENT_TYPE };
   }
@@ -88,7 +92,10 @@ export async function buildInvokeRequest(
   const templates = modelConfig ? inputTemplates(modelConfig) : undefined;
   const shapes = parseNamedOption(spec.shape, '--shape', parseDims);
   const datatypes = parseNamedOption(spec.datatype, '--datatype', parseDatatype);
-  const givenInputs = [...(spec.inputs ?? []).map((arg) => splitAssignment(arg, '--input')), ...(spec.texts ?? []).map((arg) => splitAssignment(arg, '--text'))];
+  const givenInputs = [
+    ...(spec.inputs ?? []).map((arg) => splitAssignment(arg, '--input')),
+    ...(spec.texts ?? []).map((arg) => splitAssignment(arg, '--text')),
+  ];
   if (givenInputs.length === 0) {
     const expected = templates ? ` The model expects: ${templates.map(describeTemplate).join(', ')}.` : '';
     throw new MmeError('USAGE', `Nothing to send: give --input NAME=@file, --text NAME=sentence or --body request.json.${expected}`);
@@ -150,13 +157,17 @@ function chooseBinary(
   if (input) {
     throw new MmeError(
       'USAGE',
-      `Input '${input.name}' is ${input.datatype}, which Triton refuses as JSON ("receiving ${input.datatype} data via JSON is not supported. Please use the binary data format for input ${input.name}"). Drop --no-binary: FP16 and BF16 go as binary+json by themselves.`,
+      `Input '${input.name}' is ${input.datatype}, which Triton refuses as JSON ("receiving ${input.datatype} data via JSON ` +
+        `is not supported. Please use the binary data format for input ${input.name}"). ` +
+        'Drop --no-binary: FP16 and BF16 go as binary+json by themselves.',
     );
   }
   if (output) {
     throw new MmeError(
       'USAGE',
-      `Output '${output.name}' is ${output.datatype}, which Triton refuses to send as JSON ("sending ${output.datatype} data via JSON is not supported. Please use the binary data format for output"). Drop --no-binary, or ask only for other outputs with --output.`,
+      `Output '${output.name}' is ${output.datatype}, which Triton refuses to send as JSON ("sending ${output.datatype} data ` +
+        'via JSON is not supported. Please use the binary data format for output"). ' +
+        'Drop --no-binary, or ask only for other outputs with --output.',
     );
   }
   return false;
@@ -206,7 +217,8 @@ function requestedOutputs(names: readonly string[] | undefined, config?: ModelCo
   const declared = config?.output?.map((o) => o.name ?? '');
   for (const name of names) {
     if (declared && !declared.includes(name)) {
-      throw new MmeError('USAGE', `The model has no output '${name}'; its outputs are ${declared.map((n) => `'${n}'`).join(', ') || 'none'}.`);
+      const known = declared.map((n) => `'${n}'`).join(', ') || 'none';
+      throw new MmeError('USAGE', `The model has no output '${name}'; its outputs are ${known}.`);
     }
   }
   return names.map((name) => ({ name }));
@@ -231,7 +243,8 @@ async function readUserFile(path: string, flag: string): Promise<Buffer> {
     return await readFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`;
+    const why =
+      code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`;
     throw new MmeError(code === 'ENOENT' ? 'NOT_FOUND' : 'UNREADABLE', `${flag}: ${path} ${why}.`);
   }
 }
@@ -250,7 +263,8 @@ function fromJson(text: string, source: string, name: string): GivenValue {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new MmeError('USAGE', `${source} is not valid JSON (${(err as Error).message}); give a JSON array of values for input '${name}'.`);
+    const why = (err as Error).message;
+    throw new MmeError('USAGE', `${source} is not valid JSON (${why}); give a JSON array of values for input '${name}'.`);
   }
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     // A KServe tensor object, as it would appear in a request's "inputs".
@@ -280,7 +294,10 @@ function fromArray(array: unknown[], source: string, name: string): Extract<Give
   const walk = (value: unknown) => {
     if (Array.isArray(value)) value.forEach(walk);
     else if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') data.push(value);
-    else throw new MmeError('USAGE', `${source}: input '${name}' holds ${JSON.stringify(value)}; values must be numbers, strings or booleans.`);
+    else {
+      const what = JSON.stringify(value);
+      throw new MmeError('USAGE', `${source}: input '${name}' holds ${what}; values must be numbers, strings or booleans.`);
+    }
   };
   walk(array);
   return { kind: 'json', data, nestedShape, source };
@@ -305,7 +322,8 @@ function nestingShape(array: unknown[], source: string, name: string): number[] 
         const sibling = [...path.slice(0, -1), 0].map((i) => `[${i}]`).join('');
         throw new MmeError(
           'BAD_SHAPE',
-          `${source}: input '${name}' is a ragged array: ${row} is ${describeNesting(shape)} but ${sibling} is ${describeNesting(first)}. ` +
+          `${source}: input '${name}' is a ragged array: ` +
+            `${row} is ${describeNesting(shape)} but ${sibling} is ${describeNesting(first)}. ` +
             'A tensor is rectangular: give every row the same length, or give a flat array and --shape.',
         );
       }
@@ -336,11 +354,13 @@ function shapeTensor(
   let data: readonly TensorElement[];
   if (given.kind === 'raw') {
     if (datatype === 'BYTES') data = [given.bytes];
-    else if (datatype === 'UINT8' || datatype === 'INT8') data = Array.from(datatype === 'UINT8' ? given.bytes : new Int8Array(given.bytes));
+    else if (datatype === 'UINT8') data = Array.from(given.bytes);
+    else if (datatype === 'INT8') data = Array.from(new Int8Array(given.bytes));
     else {
       throw new MmeError(
         'USAGE',
-        `Input '${name}' is ${datatype}, but ${given.file} is not a .json file, so it would be sent as raw bytes (UINT8 or BYTES). Give a JSON array of values instead.`,
+        `Input '${name}' is ${datatype}, but ${given.file} is not a .json file, so it would be sent as raw bytes ` +
+          '(UINT8 or BYTES). Give a JSON array of values instead.',
       );
     }
   } else {
@@ -380,7 +400,10 @@ function resolveDatatype(
   const fromFile = given.kind === 'json' ? given.datatype : undefined;
   const chosen = explicit ?? fromFile;
   if (chosen && template?.datatype && chosen !== template.datatype) {
-    throw new MmeError('USAGE', `Input '${name}' is ${template.datatype} in the model config, but ${chosen} was given; drop --datatype or fix it.`);
+    throw new MmeError(
+      'USAGE',
+      `Input '${name}' is ${template.datatype} in the model config, but ${chosen} was given; drop --datatype or fix it.`,
+    );
   }
   if (chosen) return chosen;
   if (template?.datatype) return template.datatype;
@@ -397,7 +420,10 @@ function fillWildcards(template: readonly number[], count: number, name: string,
   const fixed = template.reduce((product, d) => (d < 0 ? product : product * d), 1);
   if (wildcards.length === 0) {
     if (fixed !== count) {
-      throw new MmeError('BAD_SHAPE', `Input '${name}' has ${count} values but shape [${template.join(', ')}] from ${from} needs ${fixed}; give --shape or fix the data.`);
+      throw new MmeError(
+        'BAD_SHAPE',
+        `Input '${name}' has ${count} values but shape [${template.join(', ')}] from ${from} needs ${fixed}; give --shape or fix the data.`,
+      );
     }
     return [...template];
   }
@@ -406,7 +432,8 @@ function fillWildcards(template: readonly number[], count: number, name: string,
   if (!Number.isInteger(rest)) {
     throw new MmeError(
       'BAD_SHAPE',
-      `Input '${name}' has ${count} values, which does not fit shape [${template.join(', ')}] from ${from} (not a multiple of ${fixed}); give --shape or fix the data.`,
+      `Input '${name}' has ${count} values, which does not fit shape [${template.join(', ')}] from ${from} ` +
+        `(not a multiple of ${fixed}); give --shape or fix the data.`,
     );
   }
   return template.map((d, i) => (d >= 0 ? d : i === last ? rest : 1));
@@ -427,7 +454,8 @@ function checkAgainstTemplate(name: string, shape: readonly number[], template: 
   if (!fits) {
     throw new MmeError(
       'BAD_SHAPE',
-      `Input '${name}' has shape [${shape.join(', ')}], but the model config expects [${template.join(', ')}] (-1 is any size${template[0] === -1 ? '; the first dim is the batch' : ''}).`,
+      `Input '${name}' has shape [${shape.join(', ')}], but the model config expects [${template.join(', ')}] ` +
+        `(-1 is any size${template[0] === -1 ? '; the first dim is the batch' : ''}).`,
     );
   }
 }
@@ -447,7 +475,9 @@ function parseNamedOption<T>(text: string | undefined, flag: string, parse: (val
   for (const entry of (text ?? '').split(/[;\s]+/).filter(Boolean)) {
     const at = entry.indexOf('=');
     if (at < 0) {
-      if (all !== undefined) throw new MmeError('USAGE', `${flag} ${JSON.stringify(text)} gives two values without input names; use NAME=value for each.`);
+      if (all !== undefined) {
+        throw new MmeError('USAGE', `${flag} ${JSON.stringify(text)} gives two values without input names; use NAME=value for each.`);
+      }
       all = parse(entry, flag);
     } else {
       byName.set(entry.slice(0, at), parse(entry.slice(at + 1), flag));
@@ -460,7 +490,10 @@ function parseDims(value: string, flag: string): number[] {
   const parts = value.replace(/^\[|\]$/g, '').split(/[,x]/);
   const dims = parts.map((p) => Number(p.trim()));
   if (parts.length === 0 || !dims.every((d) => Number.isInteger(d) && d >= -1) || parts.some((p) => p.trim() === '')) {
-    throw new MmeError('USAGE', `${flag} ${JSON.stringify(value)} is not a shape; write dims like 1,3,224,224 (-1 is filled from the data).`);
+    throw new MmeError(
+      'USAGE',
+      `${flag} ${JSON.stringify(value)} is not a shape; write dims like 1,3,224,224 (-1 is filled from the data).`,
+    );
   }
   return dims;
 }
@@ -524,7 +557,9 @@ function formatValues(values: readonly TensorElement[], max: number): string {
   const head = Math.ceil(max * 0.75);
   const tail = max - head;
   const hidden = values.length - head - tail;
-  return `[${[...values.slice(0, head).map(formatElement), `… ${hidden} more …`, ...values.slice(values.length - tail).map(formatElement)].join(', ')}]`;
+  const shown = [...values.slice(0, head), ...values.slice(values.length - tail)].map(formatElement);
+  shown.splice(head, 0, `… ${hidden} more …`);
+  return `[${shown.join(', ')}]`;
 }
 
 export function formatElement(value: TensorElement): string {
@@ -559,7 +594,10 @@ export function inferenceResponseToJson(response: InferenceResponse): unknown {
 }
 
 function jsonElement(value: TensorElement): unknown {
-  if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (typeof value === 'bigint') {
+    const safe = value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER);
+    return safe ? Number(value) : value.toString();
+  }
   if (value instanceof Uint8Array) {
     const text = Buffer.from(value).toString('utf8');
     return Buffer.from(text, 'utf8').equals(Buffer.from(value)) ? text : { base64: Buffer.from(value).toString('base64') };

@@ -103,7 +103,8 @@ function toInteger(value: TensorElement, type: Extract<TensorDataType, { kind: '
     if (!Number.isSafeInteger(value) && type.wide) {
       throw new MmeError(
         'BAD_VALUE',
-        `${where} is ${value}, beyond 2^53 where JSON numbers lose precision; write it as a string ("${BigInt(value)}") to send it exactly.`,
+        `${where} is ${value}, beyond 2^53 where JSON numbers lose precision; ` +
+          `write it as a string ("${BigInt(value)}") to send it exactly.`,
       );
     }
     integer = BigInt(value);
@@ -319,12 +320,14 @@ export function encodeInferenceRequest(request: InferenceRequest, options: { bin
   const blobs: Buffer[] = [];
   const inputs = request.inputs.map((tensor) => {
     checkShape(tensor);
-    const head = `{"name":${JSON.stringify(tensor.name)},"shape":${JSON.stringify(tensor.shape)},"datatype":${JSON.stringify(tensor.datatype)}`;
+    const { name, shape, datatype } = tensor;
+    const head = `{"name":${JSON.stringify(name)},"shape":${JSON.stringify(shape)},"datatype":${JSON.stringify(datatype)}`;
     if (!options.binary) {
       if (!jsonCarries(tensor.datatype)) {
         throw new MmeError(
           'USAGE',
-          `Input '${tensor.name}' is ${tensor.datatype}, which Triton does not take as JSON ("receiving ${tensor.datatype} data via JSON is not supported. Please use the binary data format for input ${tensor.name}"); send it as binary tensor data.`,
+          `Input '${name}' is ${datatype}, which Triton does not take as JSON ("receiving ${datatype} data via JSON ` +
+            `is not supported. Please use the binary data format for input ${name}"); send it as binary tensor data.`,
         );
       }
       const parameters = tensor.parameters ? `,"parameters":${JSON.stringify(tensor.parameters)}` : '';
@@ -404,7 +407,8 @@ function decodeBody(
   } catch (err) {
     throw new MmeError(
       'BAD_BODY',
-      `The ${what} is not a KServe v2 inference ${what}: its JSON header does not parse (${(err as Error).message}). Content type: ${contentType ?? 'none'}.`,
+      `The ${what} is not a KServe v2 inference ${what}: its JSON header does not parse (${(err as Error).message}). ` +
+        `Content type: ${contentType ?? 'none'}.`,
     );
   }
   if (!isRecord(header)) throw new MmeError('BAD_BODY', `The ${what} JSON is not an object.`);
@@ -435,7 +439,8 @@ function decodeBody(
       if (end > buffer.length) {
         throw new MmeError(
           'BAD_BODY',
-          `Tensor '${name}' declares binary_data_size ${binarySize as number} but only ${buffer.length - offset} bytes remain in the ${what}.`,
+          `Tensor '${name}' declares binary_data_size ${binarySize as number} ` +
+            `but only ${buffer.length - offset} bytes remain in the ${what}.`,
         );
       }
       data = decodeTensorData(datatype, buffer.subarray(offset, end), elementCount(shape), name);

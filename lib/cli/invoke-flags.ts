@@ -15,7 +15,11 @@ export interface InvokeInputOptions {
 
 export function addInvokeInputOptions(command: Command): Command {
   return command
-    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', repeatable)
+    .option(
+      '--input <NAME=@file>',
+      'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)',
+      repeatable,
+    )
     .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
     .option('--body <request.json>', 'send this KServe v2 request as-is')
     .option('--binary', 'use application/vnd.sagemaker-triton.binary+json (binary tensors, much smaller than JSON)')

@@ -22,10 +22,12 @@ export const MAX_INVOKE_PAYLOAD = 6 * 1024 * 1024;
 export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<number> {
   if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   if (!options.targetModel) {
-    throw new MmeError('USAGE', 'Which model? Give --target-model NAME.tar.gz (see `mme-deploy list --endpoint ' + options.endpoint + '`).');
+    throw new MmeError('USAGE', `Which model? Give --target-model NAME.tar.gz (see \`mme-deploy list --endpoint ${options.endpoint}\`).`);
   }
   const top = options.top === undefined ? undefined : Number(options.top);
-  if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new MmeError('USAGE', `--top ${options.top} must be a positive whole number.`);
+  if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
+    throw new MmeError('USAGE', `--top ${options.top} must be a positive whole number.`);
+  }
 
   const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } =
     require('../aws/invoke-request') as typeof import('../aws/invoke-request');
@@ -46,8 +48,10 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     { cwd: io.cwd },
   );
   if (request.body.length > MAX_INVOKE_PAYLOAD) {
-    const smaller = request.contentType === JSON_CONTENT_TYPE ? 'Try --binary, which is several times smaller than JSON.' : 'Send fewer or smaller inputs.';
-    throw new MmeError('USAGE', `The request is ${(request.body.length / 1024 / 1024).toFixed(1)} MiB; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
+    const mebibytes = (request.body.length / 1024 / 1024).toFixed(1);
+    const json = request.contentType === JSON_CONTENT_TYPE;
+    const smaller = json ? 'Try --binary, which is several times smaller than JSON.' : 'Send fewer or smaller inputs.';
+    throw new MmeError('USAGE', `The request is ${mebibytes} MiB; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
   }
 
   const { createSageMakerRuntimeClient, loadSageMakerRuntime } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
