@@ -58,11 +58,6 @@ export function binaryJsonContentType(jsonHeaderSize: number): string {
   return `${BINARY_JSON_MIME};json-header-size=${jsonHeaderSize}`;
 }
 
-/** Bytes per element, or undefined for BYTES (variable length). */
-export function elementByteSize(datatype: KServeDatatype): number | undefined {
-  return dataTypeOf(datatype).byteSize;
-}
-
 /** Whether Triton carries the datatype as JSON `data` (it refuses FP16 and BF16; see data-types.ts). */
 export function jsonCarries(datatype: KServeDatatype): boolean {
   return dataTypeOf(datatype).json;
@@ -276,7 +271,8 @@ function jsonData(tensor: Tensor): string {
  * (server src/http_server.cc:817-823 AppendUInt, :857-863 AppendInt), which plain JSON.parse would round.
  */
 export function parseJsonExact(text: string): unknown {
-  // Fast path: no run of 16 digits, so no integer beyond 2^53 (9007199254740992 has 16 digits).
+  // Fast path: no run of 16 digits, so no integer beyond 2^53 (9007199254740992 has 16 digits). Otherwise the
+  // string-aware scan below costs about one more JSON.parse (measured on 19.6 MB of FP32 JSON: 116 -> 229 ms).
   if (!/\d{16}/.test(text)) return JSON.parse(text);
   return JSON.parse(text.replace(STRING_OR_LONG_INTEGER, (token: string, integer: string | undefined) => {
     if (integer === undefined) return token;
