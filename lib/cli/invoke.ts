@@ -73,11 +73,11 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
       }),
     );
   } catch (err) {
-    const context = { endpoint: options.endpoint, targetModel: options.targetModel, ...(options.region ? { region: options.region } : {}) };
+    const region = options.region ? { region: options.region } : {};
     throw (
-      explainInvokeFailure(err, context) ??
+      explainInvokeFailure(err, { endpoint: options.endpoint, targetModel: options.targetModel, ...region }) ??
       explainAwsError(err, {
-        ...(options.region ? { region: options.region } : {}),
+        ...region,
         ...(options.profile ? { profile: options.profile } : {}),
         permission: 'sagemaker:InvokeEndpoint',
         resource: `endpoint ${options.endpoint} (TargetModel ${options.targetModel})`,
