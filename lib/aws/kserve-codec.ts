@@ -319,7 +319,7 @@ export function encodeInferenceRequest(request: InferenceRequest, options: { bin
     const { name, shape, datatype } = tensor;
     const head = `{"name":${JSON.stringify(name)},"shape":${JSON.stringify(shape)},"datatype":${JSON.stringify(datatype)}`;
     if (!options.binary) {
-      if (!jsonCarries(tensor.datatype)) {
+      if (!jsonCarries(datatype)) {
         throw new MmeError(
           'USAGE',
           `Input '${name}' is ${datatype}, which Triton does not take as JSON ("receiving ${datatype} data via JSON ` +
