@@ -160,7 +160,7 @@ export async function runLocalInvoke(targetModel: string, options: LocalInvokeOp
         ...(options.input ? { inputs: options.input } : {}),
         ...(options.text ? { texts: options.text } : {}),
         ...(options.body !== undefined ? { body: options.body } : {}),
-        ...(options.binary ? { binary: true } : {}),
+        ...(options.binary !== undefined ? { binary: options.binary } : {}),
         ...(options.shape !== undefined ? { shape: options.shape } : {}),
         ...(options.datatype !== undefined ? { datatype: options.datatype } : {}),
         ...(options.output ? { outputs: options.output } : {}),
