@@ -11,7 +11,7 @@ const LIB = join(__dirname, '..', 'lib');
  * segment below lib/: a folder, or a file at the top.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts', 'user-errors.ts'],
+  ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts'],
   ['archive', 'catalog', 'config'],
   ['repository'],
   ['aws', 'bundle', 'local', 'plan'],

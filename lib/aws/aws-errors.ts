@@ -3,7 +3,6 @@
 // Each carries an error code (lib/errors.ts); the CLI decides the exit code.
 
 import { MmeError } from '../errors';
-import { CliError } from '../user-errors';
 
 export interface AwsCallContext {
   /** The IAM action the call needs, e.g. `s3:PutObject`. */
@@ -40,11 +39,11 @@ export function isNotFound(err: unknown): boolean {
 }
 
 /**
- * An MmeError whose code names the failure and whose message says what failed and how to fix it. Errors that already
- * carry a sentence (MmeError, and the legacy CliError) pass through unchanged.
+ * An MmeError whose code names the failure and whose message says what failed and how to fix it. An MmeError (already
+ * a sentence with a code) passes through unchanged.
  */
-export function explainAwsError(err: unknown, context: AwsCallContext): MmeError | CliError {
-  if (err instanceof MmeError || err instanceof CliError) return err;
+export function explainAwsError(err: unknown, context: AwsCallContext): MmeError {
+  if (err instanceof MmeError) return err;
   const e = (err ?? {}) as SdkError;
   const name = awsErrorName(err);
   const message = (e.message ?? String(err)).trim();
@@ -96,7 +95,8 @@ export function explainAwsError(err: unknown, context: AwsCallContext): MmeError
     return new MmeError('MODEL_ERROR', `The model answered with ${status}: ${e.OriginalMessage ?? message}.${logs}`);
   }
   if (name === 'ModelNotReadyException') {
-    return new MmeError('AWS_NOT_READY', `${resource} is not ready yet (${message}); it may still be downloading or loading. Retry in a moment.`);
+    return new MmeError('AWS_NOT_READY', `${resource} is not ready yet (${message}); it may still be downloading ` +
+      'or loading. Retry in a moment.');
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'ECONNRESET') {

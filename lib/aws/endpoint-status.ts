@@ -87,13 +87,16 @@ export async function endpointStatus(
   const end = floorToMinute(options.now ?? new Date());
   const start = new Date(end.getTime() - 60 * 60 * 1000);
   const notes: string[] = [];
+  const resource = `endpoint ${endpointName}`;
   const [scaling, metrics] = await Promise.all([
     scalingSummary(clients.autoScaling, endpoint, options).catch((err) => {
-      notes.push(`Auto scaling not shown: ${explainAwsError(err, { ...options, permission: 'application-autoscaling:DescribeScalableTargets', resource: `endpoint ${endpointName}` }).message}`);
+      const permission = 'application-autoscaling:DescribeScalableTargets';
+      notes.push(`Auto scaling not shown: ${explainAwsError(err, { ...options, permission, resource }).message}`);
       return undefined;
     }),
     metricSummaries(clients.cloudWatch, endpoint, start, end).catch((err) => {
-      notes.push(`Metrics not shown: ${explainAwsError(err, { ...options, permission: 'cloudwatch:GetMetricData', resource: `endpoint ${endpointName}` }).message}`);
+      const permission = 'cloudwatch:GetMetricData';
+      notes.push(`Metrics not shown: ${explainAwsError(err, { ...options, permission, resource }).message}`);
       return [] as MetricSummary[];
     }),
   ]);
@@ -128,7 +131,8 @@ async function scalingSummary(
     policies: (policies.ScalingPolicies ?? []).map((policy) => {
       const tracking = policy.TargetTrackingScalingPolicyConfiguration;
       const custom = tracking?.CustomizedMetricSpecification;
-      const metric = tracking?.PredefinedMetricSpecification?.PredefinedMetricType ?? (custom ? `${custom.Namespace}/${custom.MetricName} (${custom.Statistic})` : undefined);
+      const customName = custom ? `${custom.Namespace}/${custom.MetricName} (${custom.Statistic})` : undefined;
+      const metric = tracking?.PredefinedMetricSpecification?.PredefinedMetricType ?? customName;
       return {
         name: policy.PolicyName ?? '',
         type: policy.PolicyType ?? '',
@@ -167,7 +171,8 @@ async function metricSummaries(client: CloudWatchClient, endpoint: ResolvedEndpo
   const { paginateGetMetricData } = await loadCloudWatch();
   const values = new Map<string, { timestamp: Date; value: number }[]>();
   const queries = statusMetricQueries(endpoint.endpointName, endpoint.variantName);
-  for await (const page of paginateGetMetricData({ client }, { MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' })) {
+  const request = { MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' as const };
+  for await (const page of paginateGetMetricData({ client }, request)) {
     for (const result of page.MetricDataResults ?? []) {
       const points = values.get(result.Id ?? '') ?? [];
       (result.Timestamps ?? []).forEach((timestamp, i) => points.push({ timestamp, value: result.Values?.[i] ?? NaN }));

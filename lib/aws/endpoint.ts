@@ -64,7 +64,8 @@ export async function resolveEndpoint(
   try {
     config = await client.send(new DescribeEndpointConfigCommand({ EndpointConfigName: endpointConfigName }));
   } catch (err) {
-    throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeEndpointConfig', resource: `endpoint config ${endpointConfigName}` });
+    const resource = `endpoint config ${endpointConfigName}`;
+    throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeEndpointConfig', resource });
   }
   const live = new Map((endpoint.ProductionVariants ?? []).map((v) => [v.VariantName, v]));
   const variants: EndpointVariant[] = (config.ProductionVariants ?? []).map((v) => {

@@ -69,7 +69,12 @@ export async function* listTargetModels(client: S3Client, location: ModelLocatio
   }
 }
 
-export async function deleteTargetModel(client: S3Client, location: ModelLocation, targetModel: string, context: Context = {}): Promise<void> {
+export async function deleteTargetModel(
+  client: S3Client,
+  location: ModelLocation,
+  targetModel: string,
+  context: Context = {},
+): Promise<void> {
   const { DeleteObjectCommand } = await loadS3();
   try {
     await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: objectKey(location, targetModel) }));
@@ -192,7 +197,7 @@ async function abortLeftover(client: S3Client, bucket: string, key: string, uplo
 function uploadError(
   err: unknown,
   details: UploadOptions & { url: string; aborted: boolean; leftover: string | undefined },
-): Error {
+): MmeError {
   const key = objectKey(details.location, details.targetModel);
   const cleanup = details.leftover
     ? ' Some uploaded parts may remain; remove them with: aws s3api abort-multipart-upload ' +
@@ -208,9 +213,7 @@ function uploadError(
     );
   }
   const explained = explainAwsError(err, { ...details, permission: 's3:PutObject', resource: details.url });
-  return explained instanceof MmeError
-    ? new MmeError(explained.code, `${explained.message}${cleanup}`)
-    : Object.assign(explained, { message: `${explained.message}${cleanup}` });
+  return new MmeError(explained.code, `${explained.message}${cleanup}`);
 }
 
 /** To change what callers get at once: a new name, since instances keep serving what they loaded. */

@@ -43,7 +43,8 @@ export async function runGraph(path: string, options: GraphCommandOptions, io: C
   const problems = ensembleProblems(models, repository.diagnostics, drawn);
   if (problems > 0) {
     io.stderr(
-      `mme-deploy: ${problems} problem${problems === 1 ? '' : 's'} in the drawn ensemble${drawn.length === 1 ? '' : 's'} (loose tensors and missing models are drawn dashed). ` +
+      `mme-deploy: ${problems} problem${problems === 1 ? '' : 's'} in the drawn ` +
+        `ensemble${drawn.length === 1 ? '' : 's'} (loose tensors and missing models are drawn dashed). ` +
         `Run \`mme-deploy validate ${path}\` for details.\n`,
     );
   }

@@ -191,7 +191,8 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
   addLocationOptions(
     program
       .command('push')
-      .description('Upload a TargetModel under the endpoint\'s S3 prefix: an archive, or a repository directory validated and packed on the fly.')
+      .description('Upload a TargetModel under the endpoint\'s S3 prefix: an archive, or a repository directory ' +
+        'validated and packed on the fly.')
       .argument('<archive-or-dir>', 'a .tar.gz TargetModel archive, or a model repository directory'),
   )
     .option('--name <target>', 'the TargetModel name (default: the archive\'s file name, or <directory>.tar.gz)')
@@ -202,7 +203,8 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       const notice = '\nCancelling: aborting the multipart upload so no parts are left behind (Ctrl-C again to quit at once)...\n';
       setExit(await onInterrupt(io, notice, (signal) => runPush(path, { ...options, signal }, io)));
     });
-  addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix with its size and last change.'))
+  addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix ' +
+    'with its size and last change.'))
     .action(async (options: import('./aws-options').ModelLocationCommandOptions) => {
       const { runList } = await import('./list');
       setExit(await runList(options, io));

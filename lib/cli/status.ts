@@ -46,9 +46,13 @@ export function formatStatus(report: EndpointStatusReport): string {
   rows.push(['Models in', `s3://${endpoint.location.bucket}/${endpoint.location.prefix}`]);
   if (endpoint.image) rows.push(['Image', endpoint.image]);
   for (const v of endpoint.variants) {
+    const scalingTo =
+      v.desiredInstanceCount !== undefined && v.desiredInstanceCount !== v.currentInstanceCount
+        ? ` (scaling to ${v.desiredInstanceCount})`
+        : '';
     const count =
       v.currentInstanceCount !== undefined
-        ? `${v.currentInstanceCount} instance${v.currentInstanceCount === 1 ? '' : 's'}${v.desiredInstanceCount !== undefined && v.desiredInstanceCount !== v.currentInstanceCount ? ` (scaling to ${v.desiredInstanceCount})` : ''}`
+        ? `${v.currentInstanceCount} instance${v.currentInstanceCount === 1 ? '' : 's'}${scalingTo}`
         : `${v.initialInstanceCount ?? '?'} instance(s) configured`;
     rows.push([`Variant`, `${v.variantName}  ${v.instanceType ?? '?'}  ${count}`]);
   }
@@ -70,7 +74,10 @@ export function formatStatus(report: EndpointStatusReport): string {
 
   const window = `${report.window.start.toISOString().slice(11, 16)}-${report.window.end.toISOString().slice(11, 16)} UTC`;
   const header = ['Last hour, per minute', 'latest', 'min', 'max', 'average'];
-  const table = report.metrics.map((m) => [`${m.name} (${m.statistic})`, ...[m.latest, m.minimum, m.maximum, m.average].map((v) => formatMetric(m, v))]);
+  const table = report.metrics.map((m) => [
+    `${m.name} (${m.statistic})`,
+    ...[m.latest, m.minimum, m.maximum, m.average].map((v) => formatMetric(m, v)),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const render = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   lines.push('', `${render(header)}   (${window})`, ...table.map(render));

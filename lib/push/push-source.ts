@@ -65,7 +65,11 @@ async function archiveFile(path: string, shown: string, targetModel: string): Pr
   };
 }
 
-async function packedDirectory(path: string, targetModel: string, level: number | undefined): Promise<PushSource | { report: ValidationReport }> {
+async function packedDirectory(
+  path: string,
+  targetModel: string,
+  level: number | undefined,
+): Promise<PushSource | { report: ValidationReport }> {
   const packed = await packRepository(path, { name: targetModel, ...(level !== undefined ? { level } : {}) });
   if (!packed.ok) return { report: packed.report };
   // The manifest rejects when the stream fails; the upload reports that failure, so this one is only observed.

@@ -40,7 +40,8 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   try {
     stats = statSync(root);
   } catch {
-    throw new RepositoryAccessError('NOT_FOUND', `${path}: no such file or directory. Give the path of a model repository or of one model directory.`);
+    throw new RepositoryAccessError('NOT_FOUND', `${path}: no such file or directory. Give the path of a model ` +
+      'repository or of one model directory.');
   }
   if (!stats.isDirectory()) {
     throw new RepositoryAccessError('USAGE', `${path}: not a directory. Give the path of a model repository (its ` +
@@ -86,7 +87,8 @@ function readEntries(dir: string, shown: string): Dirent[] {
   try {
     return readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareBytes(a.name, b.name));
   } catch (err) {
-    throw new RepositoryAccessError('UNREADABLE', `${shown}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
+    throw new RepositoryAccessError('UNREADABLE', `${shown}: cannot read the directory ` +
+      `(${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
   }
 }
 
