@@ -71,4 +71,15 @@ describe('library layers', () => {
       .map((file) => relative(LIB, file));
     expect(offenders).toEqual([]);
   });
+
+  it('is drawn in DEVELOPERS.md and docs/architecture.md: every part of lib/ is named in both', () => {
+    const developers = readFileSync(join(LIB, '..', 'DEVELOPERS.md'), 'utf8');
+    const architecture = readFileSync(join(LIB, '..', 'docs', 'architecture.md'), 'utf8');
+    const parts = [...new Set(files.map((f) => partOf(f)!))].filter((p) => p !== 'index.ts');
+    const missing = parts.flatMap((p) => [
+      ...(developers.includes(`lib/${p}`) ? [] : [`DEVELOPERS.md lacks lib/${p}`]),
+      ...(architecture.includes(`lib/${p}`) ? [] : [`docs/architecture.md lacks lib/${p}`]),
+    ]);
+    expect(missing).toEqual([]);
+  });
 });

@@ -67,7 +67,8 @@ describe('pushTargetModel', () => {
       message: expect.stringContaining('s3://models/lib/twice.tar.gz already exists'),
     });
     const starts: PushStart[] = [];
-    const result = await pushTargetModel({ source: repository(), location, name: 'twice.tar.gz', force: true, onStart: (s) => starts.push(s) });
+    const onStart = (start: PushStart) => starts.push(start);
+    const result = await pushTargetModel({ source: repository(), location, name: 'twice.tar.gz', force: true, onStart });
     expect(result).toMatchObject({ ok: true, replaced: true });
     expect(starts[0]?.replacing).toMatchObject({ targetModel: 'twice.tar.gz' });
   });
