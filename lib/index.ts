@@ -15,6 +15,8 @@ export { renderDot, renderMermaid } from './repository/graph-render';
 export { defaultTargetModel, SAGEMAKER_ENSEMBLE_PATTERN, targetModelProblems } from './repository/mme-rules';
 export { packRepository } from './bundle/pack-repository';
 export type { PackManifest, PackOptions, PackResult } from './bundle/pack-repository';
+export { pushTargetModel } from './push/push-target-model';
+export type { PushResult, PushStart, PushTargetModelOptions } from './push/push-target-model';
 export { extractTarGz, readTarGz, writeStreamAtomically } from './archive';
 export { ERROR_CODES, isMmeError, MmeError } from './errors';
 export type { ErrorCode } from './errors';
