@@ -21,49 +21,43 @@ export interface ModelFiles {
 }
 
 /**
- * The model's files as they are on disk, read on demand (a model is asked about a handful of paths, so reading its
- * whole tree up front, a SavedModel or a conda environment, would cost far more than it saves). Text files are
- * remembered: a python model's source is read once for two rules. One small object per model, methods shared.
+ * The model's files as they are on disk, read on demand and remembered: a model is asked about a handful of paths,
+ * so reading its whole tree up front (a SavedModel, a conda environment) would cost far more than it saves.
  */
 export function diskFiles(): ModelFiles {
-  return new DiskFiles();
-}
-
-class DiskFiles implements ModelFiles {
-  private texts: Map<string, string | undefined> | undefined;
-
-  stat(path: string): FileInfo | undefined {
-    let stats;
-    try {
-      stats = statSync(path, { throwIfNoEntry: false });
-    } catch {
-      return undefined; // ENOTDIR, EACCES, ELOOP: nothing Triton could read either
-    }
-    if (!stats) return undefined;
-    return { kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other', size: stats.size };
-  }
-
-  readText(path: string): string | undefined {
-    this.texts ??= new Map();
-    if (!this.texts.has(path)) {
-      let text: string | undefined;
+  let texts: Map<string, string | undefined> | undefined;
+  return {
+    stat(path) {
+      let stats;
       try {
-        text = readFileSync(path, 'utf8');
+        stats = statSync(path, { throwIfNoEntry: false });
       } catch {
-        text = undefined;
+        return undefined; // ENOTDIR, EACCES, ELOOP: nothing Triton could read either
       }
-      this.texts.set(path, text);
-    }
-    return this.texts.get(path);
-  }
-
-  list(path: string): ReadonlySet<string> {
-    try {
-      return new Set(readdirSync(path));
-    } catch {
-      return new Set(); // unreadable: nothing to infer from
-    }
-  }
+      if (!stats) return undefined;
+      return { kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other', size: stats.size };
+    },
+    readText(path) {
+      texts ??= new Map();
+      if (!texts.has(path)) {
+        let text: string | undefined;
+        try {
+          text = readFileSync(path, 'utf8');
+        } catch {
+          text = undefined;
+        }
+        texts.set(path, text);
+      }
+      return texts.get(path);
+    },
+    list(path) {
+      try {
+        return new Set(readdirSync(path));
+      } catch {
+        return new Set(); // unreadable: nothing to infer from
+      }
+    },
+  };
 }
 
 /** The size of the regular file at `path`, or undefined when there is none (nothing, a directory, a device). */
