@@ -8,8 +8,9 @@ import type { Readable } from 'node:stream';
 import { excludedReason } from '../archive/exclusions';
 import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
-import { parseModelConfig } from '../config/parse';
+import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import type { Diagnostic } from '../diagnostics';
+import { isMmeError, MmeError } from '../errors';
 import { validateRepository } from '../repository/validate';
 import type { ModelFile, TritonModelFiles } from './memory-estimate';
 
@@ -45,18 +46,25 @@ async function readArchive(path: string, size: number): Promise<{ bundle?: Bundl
       if (entry.type !== 'file') return;
       files.push({ path: entry.path, size: entry.size });
       if (entry.path === 'config.pbtxt' || /^[^/]+\/config\.pbtxt$/.test(entry.path)) {
+        // Only configs are read into memory, and no more of them than the validator accepts.
+        if (entry.size > MAX_CONFIG_BYTES) {
+          throw new MmeError(
+            'INVALID',
+            `${entry.path} in the archive is ${entry.size} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} ` +
+              'bytes here. Check that this is really a config.pbtxt.',
+          );
+        }
         configs.set(entry.path, await readText(content));
       }
     });
   } catch (err) {
+    const unreadable = isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE');
     return {
       diagnostics: [
         {
           severity: 'error',
-          code: 'plan-unreadable-archive',
-          message:
-            `cannot read ${path} as a tar.gz archive: ${(err as Error).message} ` +
-            'Pass a TargetModel archive or a model repository directory.',
+          code: unreadable ? 'plan-unreadable-input' : 'plan-unreadable-archive',
+          message: `cannot read ${path}: ${(err as Error).message}`,
           file: name,
         },
       ],
