@@ -639,7 +639,7 @@ function checkModelFiles(model: LoadedModel, r: Reporter) {
       r.file('error', 'model-file-missing', file, message);
       continue;
     }
-    if (rule.kind === 'file' && !stats.isFile()) r.file('error', 'model-file-not-a-file', file, `${file} must be a file for the ${model.backend} backend${model.platform ? ` (${model.platform})` : ''}, but it is a directory.`);
+    if (rule.kind === 'file' && !stats.isFile()) r.file('error', 'model-file-not-a-file', file, `${file} must be a file for the ${model.backend} backend${model.platform ? ` (${model.platform})` : ''}, but it is ${stats.isDirectory() ? 'a directory' : stats.isFIFO() ? 'a FIFO (named pipe)' : 'not a regular file'}.`);
     if (rule.kind === 'directory' && !stats.isDirectory()) r.file('error', 'model-file-not-a-directory', file, `${file} must be a SavedModel directory for platform tensorflow_savedmodel, but it is a file. Use platform "tensorflow_graphdef" for a frozen graph.`);
     if (model.backend === 'openvino' && filename.endsWith('.xml') && !existsSync(join(model.dir, dirName, filename.replace(/\.xml$/, '.bin')))) {
       r.file('error', 'openvino-bin-missing', file, `${file} needs its weights file ${filename.replace(/\.xml$/, '.bin')} beside it.`);
@@ -676,8 +676,10 @@ function pythonSource(model: LoadedModel): string | undefined {
   const version = model.versions[model.versions.length - 1];
   const dirName = model.versionDirs.find((v) => v.version === version)?.dirName;
   if (dirName === undefined) return undefined;
+  const path = join(model.dir, dirName, model.defaultModelFilename ?? 'model.py');
   try {
-    return readFileSync(join(model.dir, dirName, model.defaultModelFilename ?? 'model.py'), 'utf8');
+    // Only a regular file: reading a FIFO would wait forever for a writer.
+    return statSync(path).isFile() ? readFileSync(path, 'utf8') : undefined;
   } catch {
     return undefined;
   }
