@@ -2,7 +2,8 @@
 
 import { MmeError } from '../errors';
 
-const REMEDY = 'The file is damaged or is not a tar.gz: package it again (mme-deploy package) or copy it again.';
+// Generic on purpose: the reader also reads conda-pack environments, not only archives `mme-deploy package` made.
+const REMEDY = 'The file is damaged or is not a tar.gz: create it or copy it again.';
 
 /** An MmeError for a file that cannot be read as a tar(.gz): `detail` says what and where, a remedy follows. */
 export function invalidArchive(

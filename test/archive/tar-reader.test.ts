@@ -152,7 +152,7 @@ describe('readTarGz', () => {
       expect(outcome).toBeInstanceOf(Error);
       expect(isMmeError(outcome, crafted.code)).toBe(true);
       expect((outcome as Error).message).toMatch(crafted.message);
-      expect((outcome as Error).message).toMatch(/package it again \(mme-deploy package\) or copy it again\.$/);
+      expect((outcome as Error).message).toMatch(/The file is damaged or is not a tar.gz: create it or copy it again\.$/);
     });
 
     it('rejects after delivering every entry when only the gzip trailer shows the damage', async () => {

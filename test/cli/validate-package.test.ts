@@ -201,12 +201,20 @@ describe('mme-deploy package', () => {
     expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
   });
 
-  it('refuses to pack a name its own extractor would refuse, and calls a FIFO model.py a FIFO', async () => {
+  it('refuses to pack a name its own extractor would refuse (not UTF-8 too, not as ENOENT), and calls a FIFO model.py a FIFO', async () => {
     const backslash = makeRepo({ ...MODEL, 'net/1/..\\x': 'x' });
     const run = await runCli(['package', backslash, '-o', join(out, 'backslash.tar.gz')]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/net\/1\/\.\.\\x contains a backslash/);
     expect(existsSync(join(out, 'backslash.tar.gz'))).toBe(false);
+
+    const notUtf8 = makeRepo(MODEL);
+    mkdirSync(Buffer.concat([Buffer.from(join(notUtf8, 'x')), Buffer.from([0xfe]), Buffer.from('/1')]), { recursive: true });
+    writeFileSync(Buffer.concat([Buffer.from(join(notUtf8, 'net/1/w')), Buffer.from([0xff])]), 'x');
+    const names = await runCli(['package', notUtf8, '-o', join(out, 'not-utf8.tar.gz')]);
+    expect(names.code).toBe(1);
+    expect(names.stdout).toContain("[name-not-utf8] 'x\uFFFD' has a name that is not valid UTF-8");
+    expect(names.stdout).not.toContain('ENOENT');
 
     const python = makeRepo({ 'p/config.pbtxt': 'name: "p"\nbackend: "python"\n', 'p/1/': '' });
     execFileSync('mkfifo', [join(python, 'p/1/model.py')]);
