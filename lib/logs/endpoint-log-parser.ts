@@ -36,8 +36,11 @@ export interface DrainOptions {
    * @default false
    */
   readonly final?: boolean;
-  /** Streams that had no new line in the last read: their open line is complete. @default none */
-  readonly idleStreams?: Iterable<string>;
+  /**
+   * The streams that got lines in the last read: the message still open in every other stream is complete.
+   * @default every stream is still active
+   */
+  readonly activeStreams?: Iterable<string>;
   /** Now, in ms: unjoined python errors older than the join window are reported. @default no time-based release */
   readonly now?: number;
 }
@@ -142,9 +145,9 @@ export class EndpointLogParser {
 
   /** The events completed so far, oldest first; each is returned once. */
   drain(options: DrainOptions = {}): LogEvent[] {
-    const idle = new Set(options.idleStreams ?? []);
+    const active = options.activeStreams ? new Set(options.activeStreams) : undefined;
     for (const st of this.streams.values()) {
-      if (options.final || idle.has(st.stream)) this.close(st);
+      if (options.final || (active && !active.has(st.stream))) this.close(st);
       const expired = (p: PendingPython) => options.final || (options.now !== undefined && options.now - p.time > JOIN_WINDOW_MS);
       for (const p of st.pending.filter(expired)) this.reportPython(st, p);
       st.pending = st.pending.filter((p) => !expired(p));

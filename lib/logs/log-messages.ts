@@ -151,3 +151,29 @@ export function classifyRawLine(line: string): Fact | undefined {
   if (m) return { t: 'server-failed', reason: `${m[1]}: ${m[2]} - ${m[3]}` };
   return undefined;
 }
+
+/**
+ * A CloudWatch Logs filter pattern (`?"phrase" ...`: lines holding any of the phrases) for the lines that report a
+ * failure, or tie a model to its TargetModel, or explain a TensorRT failure. `status` reads only these: a busy
+ * endpoint writes several lines per request, none of which matter for failures. Unknown errors are not among them;
+ * `mme-deploy logs` reads every line. Syntax: https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntax.html
+ */
+export const FAILURE_FILTER_PATTERN = [
+  'Loading SageMaker TargetModel',
+  'Received model_name',
+  'Model repository registered',
+  'loading: ',
+  'successfully loaded',
+  'failed to load',
+  'depends on',
+  'Failed to initialize Python stub',
+  'Failed to process the request',
+  'Infer failed',
+  'UNLOAD did not complete',
+  'Error when unloading',
+  'engine plan file',
+  'Version tag does not match',
+  'creating server',
+]
+  .map((phrase) => `?"${phrase}"`)
+  .join(' ');

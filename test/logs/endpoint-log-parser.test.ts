@@ -333,13 +333,13 @@ describe('incremental parsing (--follow)', () => {
     const parser = new EndpointLogParser({ year: 2026 });
     parser.push({ stream: A, timestamp: Date.UTC(2026, 10, 30, 14, 0, 0), message: 'I1130 14:00:00.000000 1 sagemaker_server.cc:291] "Started Sagemaker HTTPService at 0.0.0.0:8080"' });
     expect(parser.drain()).toEqual([]);
-    expect(parser.drain({ idleStreams: [A] }).map((e) => e.kind)).toEqual(['server-started']);
+    expect(parser.drain({ activeStreams: [] }).map((e) => e.kind)).toEqual(['server-started']);
 
     const t = Date.UTC(2026, 10, 30, 14, 1, 0);
     parser.push({ stream: A, timestamp: t, message: 'I1130 14:01:00.000000 77 pb_stub.cc:389]  Failed to initialize Python stub: ValueError: no weights' });
     parser.push({ stream: A, timestamp: t, message: 'At:' });
     parser.push({ stream: A, timestamp: t, message: `  /opt/ml/models/${H1}/model/m/1/model.py(12): initialize` });
-    expect(parser.drain({ idleStreams: [A], now: t + 1000 })).toEqual([]);
+    expect(parser.drain({ activeStreams: [], now: t + 1000 })).toEqual([]);
     const late = parser.drain({ now: t + 31_000 });
     expect(late).toEqual([
       expect.objectContaining({ kind: 'python-error', tritonModel: 'm', hash: H1, message: 'ValueError: no weights', lines: 3 }),
