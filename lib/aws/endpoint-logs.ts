@@ -38,8 +38,11 @@ export interface EndpointLogQuery {
 export interface EndpointLogOptions {
   /** Stops the read: a read then fails with `ABORTED`, a follow ends after reporting what it has. */
   readonly signal?: AbortSignal;
-  /** Asked, when the log group is missing, whether the endpoint exists (`sagemaker:DescribeEndpoint`). @default not asked */
-  readonly sageMaker?: SageMakerClient;
+  /**
+   * Asked, when the log group is missing, whether the endpoint exists (`sagemaker:DescribeEndpoint`); a function is
+   * called only then, so the SageMaker SDK is loaded only then. @default not asked
+   */
+  readonly sageMaker?: SageMakerClient | (() => SageMakerClient);
   /** For messages. @default the client's region */
   readonly region?: string;
   readonly profile?: string;
@@ -192,8 +195,9 @@ async function missingLogGroup(endpointName: string, group: string, inRegion: st
     return new MmeError('LOG_GROUP_NOT_FOUND', `${base} Check the endpoint name and --region; an endpoint's log group appears when its first instance starts writing.`);
   }
   const { DescribeEndpointCommand } = loadSageMaker();
+  const sageMaker = typeof options.sageMaker === 'function' ? options.sageMaker() : options.sageMaker;
   try {
-    const endpoint = await options.sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
+    const endpoint = await sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
     return new MmeError(
       'LOG_GROUP_NOT_FOUND',
       `${base} Endpoint '${endpointName}' exists (${endpoint.EndpointStatus ?? 'status unknown'}) but none of its instances has written a line yet, or the log group was deleted` +

@@ -30,14 +30,16 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
   const { followEndpointLogEvents, readEndpointLogEvents, endpointLogGroup } = require('../aws/endpoint-logs') as typeof import('../aws/endpoint-logs');
   const connection = connectionOf(options);
   const logs = clients.createCloudWatchLogsClient(connection);
-  const sageMaker = clients.createSageMakerClient(connection);
+  // Only to explain a missing log group: created (and the SageMaker SDK loaded) only then.
+  let sageMaker: import('@aws-sdk/client-sagemaker').SageMakerClient | undefined;
+  const describer = () => (sageMaker ??= clients.createSageMakerClient(connection));
   const query = {
     endpointName: options.endpoint,
     start,
     ...(options.variant ? { variant: options.variant } : {}),
     ...(options.targetModel ? { targetModel: options.targetModel } : {}),
   };
-  const context = { sageMaker, ...(options.region ? { region: options.region } : {}), ...(options.profile ? { profile: options.profile } : {}), ...(signal ? { signal } : {}) };
+  const context = { sageMaker: describer, ...(options.region ? { region: options.region } : {}), ...(options.profile ? { profile: options.profile } : {}), ...(signal ? { signal } : {}) };
   const print = (events: readonly LogEvent[]) => io.stdout(options.json ? events.map((e) => `${JSON.stringify(e)}\n`).join('') : formatEvents(events));
   try {
     if (!options.follow) {
@@ -55,7 +57,7 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
     return signal?.aborted ? ExitCode.Interrupted : ExitCode.Ok;
   } finally {
     logs.destroy();
-    sageMaker.destroy();
+    sageMaker?.destroy();
   }
 }
 

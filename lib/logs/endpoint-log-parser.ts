@@ -335,6 +335,7 @@ export class EndpointLogParser {
     const message = reason !== undefined ? (python ? beforeTraceback(reason) : reason) : text;
     this.add(st, 'load-failed', {
       ...base,
+      time: Math.min(base.time, joined?.time ?? base.time),
       lines: base.lines + (joined?.lines ?? 0),
       message,
       ...who,
@@ -361,6 +362,7 @@ export class EndpointLogParser {
     const message = python ? beforeTraceback(reason) : reason;
     this.add(st, 'invoke-failed', {
       ...base,
+      time: Math.min(base.time, joined?.time ?? base.time),
       lines: base.lines + (joined?.lines ?? 0),
       message,
       ...who,
