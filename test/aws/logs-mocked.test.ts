@@ -90,7 +90,7 @@ describe('logs: reading the endpoint log group', () => {
     const objects = io.out().trimEnd().split('\n').map((l) => JSON.parse(l));
     expect(objects.map((o) => o.kind)).toEqual(['load-started', 'load-started', 'load-failed', 'server-started']);
     expect(objects[2]).toMatchObject({
-      time: '2026-11-30T14:05:04.600Z',
+      time: '2026-11-30T14:05:04.200Z', // the stub's line, the event's first
       instance: 'i-0a1b2c3d4e5f60001',
       stream: STREAM,
       targetModel: 'model_trt_python.tar.gz',
