@@ -137,11 +137,13 @@ function formatEvent(e: LogEvent, run: readonly LogEvent[]): string {
       break;
     default:
       detail(shortenIds(e.message));
-      if (e.context) for (const c of e.context) detail(`${c}`);
+      // What the backend logged just before (e.g. TensorRT's own diagnosis), marked as its words.
+      if (e.context) for (const c of e.context) detail(`| ${c}`);
       if (e.traceback) {
         e.traceback.forEach((frame, n) => lines.push(`    ${n === 0 ? 'at ' : '   '}${frame}`));
       }
       if (e.failure) {
+        detail(`cause: ${e.failure.title}`);
         detail(`fix: ${e.failure.fix}`);
         if (e.failure.rule) detail(`\`mme-deploy validate --mme\` reports this before a push (rule ${e.failure.rule}).`);
       }

@@ -263,7 +263,8 @@ export class EndpointLogParser {
         st.lastFailureOf.set(key(fact.model), msg.time);
         st.requested.delete(fact.model.name);
         st.loading.delete(key(fact.model));
-        this.add(st, 'load-failed', { ...base, message: msg.text, ...who, failure: ensembleDependencyFailure(fact.dependency.name) });
+        // The composing model's traceback belongs to its own failure, reported beside this one.
+        this.add(st, 'load-failed', { ...base, message: beforeTraceback(msg.text), ...who, failure: ensembleDependencyFailure(fact.dependency.name) });
         if (!this.loadInFlight(st)) this.release(st);
         return;
       }

@@ -212,7 +212,7 @@ export function knownFailure(reason: string, context: readonly string[] = []): K
     return {
       code: 'python-exception',
       title: `The python model raised ${type}${frame ? ` at ${frame}` : ''}.`,
-      fix: 'Fix the model code; `mme-deploy local load` reproduces the load on this machine before the next push.',
+      fix: 'Fix the model code; `mme-deploy local load` and `mme-deploy local invoke` run it on this machine before the next push.',
     };
   }
   return undefined;

@@ -75,6 +75,7 @@ describe('logs: reading the endpoint log group', () => {
         '2026-11-30 14:05:04  i-0a1b2c3d4e5f60001  model_trt_python.tar.gz › preprocess  LOAD FAILED',
         "    Internal: ModuleNotFoundError: No module named 'transformers'",
         `    at /opt/ml/models/${H}/model/preprocess/1/model.py(6): <module>`,
+        "    cause: The python model imports 'transformers', which is not installed in the environment it runs in.",
         "    fix: Add transformers to the model's conda-pack environment (EXECUTION_ENV_PATH) or to the image.",
         '2026-11-30 14:05:05  i-0a1b2c3d4e5f60002  server started',
         '    Started Sagemaker HTTPService at 0.0.0.0:8080',
