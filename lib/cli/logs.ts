@@ -181,7 +181,7 @@ export function formatFailureSummary(failures: readonly ModelFailures[]): string
     const what = LABELS[f.last.kind].toLowerCase();
     const inner = f.last.tritonModel && f.last.tritonModel !== f.targetModel ? `${f.last.tritonModel}: ` : '';
     lines.push(`${model}  ${f.count} failure${f.count === 1 ? '' : 's'} on ${where}, last ${formatTime(f.last.time).slice(11, 16)} ${what}`);
-    lines.push(`    ${inner}${shortenIds(f.last.message).split('\n')[0]}`);
+    lines.push(`    ${inner}${f.last.failure?.title ?? shortenIds(f.last.message).split('\n')[0]}`);
     if (f.last.failure) lines.push(`    fix: ${f.last.failure.fix}`);
   }
   return `${lines.join('\n')}\n`;

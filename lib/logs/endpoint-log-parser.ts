@@ -470,12 +470,19 @@ export class EndpointLogParser {
       Pick<LogEvent, 'targetModel' | 'tritonModel' | 'version' | 'hash' | 'traceback' | 'context'>
     >,
   ): void {
-    const { time, failure, source, hash, ...rest } = fields;
-    const event: MutableEvent = { kind, time: new Date(time), instance: st.instance, stream: st.stream, ...rest };
-    if (hash !== undefined) event.hash = hash;
-    if (source !== undefined) event.source = source;
-    if (failure !== undefined && FAILURE_KINDS.has(kind)) event.failure = failure;
-    this.events.push(event);
+    // Fields in the order a reader of `--json` wants them: what, when, where, which model, then the details.
+    const e = { kind, time: new Date(fields.time), instance: st.instance, stream: st.stream } as MutableEvent;
+    if (fields.targetModel !== undefined) e.targetModel = fields.targetModel;
+    if (fields.tritonModel !== undefined) e.tritonModel = fields.tritonModel;
+    if (fields.version !== undefined) e.version = fields.version;
+    if (fields.hash !== undefined) e.hash = fields.hash;
+    e.message = fields.message;
+    if (fields.failure !== undefined && FAILURE_KINDS.has(kind)) e.failure = fields.failure;
+    if (fields.traceback !== undefined) e.traceback = fields.traceback;
+    if (fields.context !== undefined) e.context = fields.context;
+    if (fields.source !== undefined) e.source = fields.source;
+    e.lines = fields.lines;
+    this.events.push(e);
   }
 
   private state(stream: string): StreamState {

@@ -243,7 +243,7 @@ describe('status: failures of the last hour', () => {
       [
         'Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs --endpoint mme)',
         'model_trt_python.tar.gz  1 failure on i-0a1b2c3d4e5f60001, last 14:05 load failed',
-        "    preprocess: Internal: ModuleNotFoundError: No module named 'transformers'",
+        "    preprocess: The python model imports 'transformers', which is not installed in the environment it runs in.",
         "    fix: Add transformers to the model's conda-pack environment (EXECUTION_ENV_PATH) or to the image.",
       ].join('\n'),
     );
