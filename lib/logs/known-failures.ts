@@ -30,6 +30,8 @@ const RULES: readonly FailureRule[] = [
     describe: (m) => ({
       title: `The TensorRT engine was built for a GPU of compute capability ${m[2]}${gpusOf(m[2]!)}, but this instance's GPU is ${m[1]}${gpusOf(m[1]!)}.`,
       fix: `Build the plan on the endpoint's GPU type (compute ${m[1]}), or ship one plan per GPU with cc_model_filenames in config.pbtxt.`,
+      // A warning (a plan does not say what it was built for): it names the compute capability and TensorRT to build for.
+      rule: 'tensorrt-plan-target',
     }),
   },
   {
@@ -44,6 +46,7 @@ const RULES: readonly FailureRule[] = [
         ? `The TensorRT engine was serialized by TensorRT ${m[2]}, but the image runs TensorRT ${m[1]}.`
         : 'The TensorRT engine was serialized by another TensorRT version than the one in the image.',
       fix: 'Rebuild the plan with trtexec from the same Triton release as the endpoint image (or build it with version compatibility enabled).',
+      rule: 'tensorrt-plan-target',
     }),
   },
 
