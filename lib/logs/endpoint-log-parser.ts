@@ -335,14 +335,12 @@ export class EndpointLogParser {
     const who = this.resolve(st, model, true, python);
     const message = reason !== undefined ? (python ? beforeTraceback(reason) : reason) : text;
     this.add(st, 'load-failed', {
-      ...base,
-      time: Math.min(base.time, joined?.time ?? base.time),
-      lines: base.lines + (joined?.lines ?? 0),
+      ...withJoined(base, joined),
       message,
       ...who,
       ...(version !== undefined ? { version } : {}),
       failure: knownFailure(withFrames(reason ?? text, python), context.map((h) => h.text)),
-      ...(python && python.frames.length > 0 ? { traceback: python.frames } : {}),
+      ...tracebackOf(python),
       ...(context.length > 0 ? { context: context.map((h) => h.text) } : {}),
     });
     if (!this.loadInFlight(st)) this.release(st);
@@ -361,15 +359,7 @@ export class EndpointLogParser {
       if (names.size === 1) who = { ...who, targetModel: [...names][0]! };
     }
     const message = python ? beforeTraceback(reason) : reason;
-    this.add(st, 'invoke-failed', {
-      ...base,
-      time: Math.min(base.time, joined?.time ?? base.time),
-      lines: base.lines + (joined?.lines ?? 0),
-      message,
-      ...who,
-      failure: knownFailure(withFrames(reason, python)),
-      ...(python && python.frames.length > 0 ? { traceback: python.frames } : {}),
-    });
+    this.add(st, 'invoke-failed', { ...withJoined(base, joined), message, ...who, failure: knownFailure(withFrames(reason, python)), ...tracebackOf(python) });
   }
 
   /** Removes and returns the stub's python error that `reason` repeats, if one is waiting. */
@@ -390,7 +380,7 @@ export class EndpointLogParser {
       message: p.error.exception,
       ...who,
       failure: knownFailure(withFrames(p.error.exception, p.error)),
-      ...(p.error.frames.length > 0 ? { traceback: p.error.frames } : {}),
+      ...tracebackOf(p.error),
     });
   }
 
@@ -522,6 +512,15 @@ function hashOfRepository(repository: string | undefined): string | undefined {
 
 function key(model: ModelId): string {
   return model.namespace ? `${model.namespace}::${model.name}` : model.name;
+}
+
+/** A failure's lines and time: its own, and those of the stub's python error joined to it (the earlier line first). */
+function withJoined<T extends { time: number; lines: number }>(base: T, joined: PendingPython | undefined): T {
+  return joined ? { ...base, time: Math.min(base.time, joined.time), lines: base.lines + joined.lines } : base;
+}
+
+function tracebackOf(python: PythonError | undefined): { traceback?: readonly string[] } {
+  return python && python.frames.length > 0 ? { traceback: python.frames } : {};
 }
 
 /** `reason`, with the python frames joined from the stub when the reason itself carries none (for the failure rules). */

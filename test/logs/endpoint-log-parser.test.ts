@@ -140,6 +140,7 @@ I1130 15:00:01.200100 1 model_lifecycle.cc:789] "failed to load '/opt/ml/models/
       code: 'tensorrt-compute-capability',
       title: "The TensorRT engine was built for a GPU of compute capability 8.6 (NVIDIA A10G: ml.g5), but this instance's GPU is 7.5 (NVIDIA T4: ml.g4dn).",
       fix: 'Build the plan on the endpoint\'s GPU type (compute 7.5), or ship one plan per GPU with cc_model_filenames in config.pbtxt.',
+      rule: 'tensorrt-plan-target',
     });
   });
 
