@@ -4,13 +4,14 @@
 // size is a finite integer, every step consumes input, and the whole gzip stream is read so its checksums count.
 
 import { constants, createReadStream } from 'node:fs';
-import { lstat, mkdir, open, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, symlink, unlink } from 'node:fs/promises';
 import { join, posix, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { isMmeError, MmeError } from '../errors';
 import { invalidArchive } from './archive-error';
+import { hardLinkTargetReason, linkEscapeReason } from './archive-links';
 import { archivePathProblem } from './entry-names';
 import { TAR_BLOCK, decodeHeader, paddingAfter, parsePaxRecords, paxSize, type PaxRecords } from './tar-header';
 
@@ -67,40 +68,80 @@ export async function readTarGz(source: Readable | string, onEntry: TarEntryHand
   }
 }
 
+export interface ExtractOptions {
+  /**
+   * `inside`: create symbolic and hard links whose targets stay inside `destDir` once every link exists (conda
+   * environments contain them), and refuse the archive on any link that leads out. Symbolic links are created after
+   * every file, so nothing is ever written through one.
+   * @default - every link is refused
+   */
+  readonly links?: 'inside';
+}
+
 /**
  * Extracts a tar(.gz) into `destDir` (created when missing) and returns the extracted paths in archive order.
  * As SageMaker's own extraction must be safe, it refuses (TAR_UNSAFE_ENTRY, naming the entry) any absolute path, any
- * `..` segment, symbolic and hard links, devices and FIFOs, and never writes through a symbolic link: one already in
- * `destDir` below its root is refused too, and a file of the same name is replaced (unlinked first, so a hard link
- * to it elsewhere is left alone), never written into. Assumes no other process changes `destDir` meanwhile. On
- * error, what was extracted before the problem stays: extract into a fresh directory and remove it on failure.
- * Write failures (disk full, permissions) are UNWRITABLE.
+ * `..` segment, symbolic and hard links (unless `links: 'inside'`), devices and FIFOs, and never writes through a
+ * symbolic link: one already in `destDir` below its root is refused too, and a file of the same name is replaced
+ * (unlinked first, so a hard link to it elsewhere is left alone), never written into. Assumes no other process
+ * changes `destDir` meanwhile. On error, what was extracted before the problem stays: extract into a fresh directory
+ * and remove it on failure. Write failures (disk full, permissions) are UNWRITABLE.
  */
-export async function extractTarGz(archive: string, destDir: string): Promise<string[]> {
+export async function extractTarGz(archive: string, destDir: string, options: ExtractOptions = {}): Promise<string[]> {
   const root = resolve(destDir);
   await mkdir(root, { recursive: true }).catch((err: unknown) => {
     throw new MmeError('UNWRITABLE', `cannot create ${root}: ${(err as Error).message}.`, { cause: err });
   });
   const directories = new Directories(root);
   const extracted: string[] = [];
+  const symlinks = new Map<string, string>();
+  const files = new Set<string>();
   await readTarGz(archive, async (entry, content) => {
-    const refusal = unsafeEntryReason(entry);
-    if (refusal) {
-      throw new MmeError(
-        'TAR_UNSAFE_ENTRY',
-        `entry "${entry.path}" ${refusal}. Rebuild the archive without it ` +
-          '(mme-deploy package writes only regular files and directories).',
-      );
+    const isLink = entry.type === 'symlink' || entry.typeflag === '1';
+    if (options.links === 'inside' && isLink) {
+      const refusal =
+        unsafeEntryReason({ ...entry, type: 'file' }) ??
+        (entry.type === 'symlink' ? undefined : hardLinkTargetReason(entry.linkName ?? '', files));
+      if (refusal) throw unsafeEntry(entry.path, refusal);
+      if (entry.type === 'symlink') {
+        symlinks.set(entry.path, entry.linkName ?? '');
+      } else {
+        await directories.make(posix.dirname(entry.path));
+        const existing = join(root, (entry.linkName ?? '').replace(/^(\.\/)+/, ''));
+        await createReplacing(root, entry.path, (target) => link(existing, target));
+        files.add(entry.path);
+      }
+      extracted.push(entry.path);
+      return;
     }
+    const refusal = unsafeEntryReason(entry);
+    if (refusal) throw unsafeEntry(entry.path, refusal);
     if (entry.type === 'directory') {
       await directories.make(entry.path);
     } else {
       await directories.make(posix.dirname(entry.path));
       await writeEntryFile(root, entry, content);
+      files.add(entry.path);
     }
     extracted.push(entry.path);
   });
+  // Symbolic links last, once every file is written, so nothing is ever written through one.
+  for (const [path, target] of symlinks) {
+    const escape = linkEscapeReason(path, target, symlinks);
+    if (escape) throw unsafeEntry(path, `is a symbolic link that ${escape}`);
+  }
+  for (const [path, target] of symlinks) {
+    await directories.make(posix.dirname(path));
+    await createReplacing(root, path, (absolute) => symlink(target, absolute));
+  }
   return extracted;
+}
+
+function unsafeEntry(path: string, refusal: string): MmeError {
+  return new MmeError(
+    'TAR_UNSAFE_ENTRY',
+    `entry "${path}" ${refusal}. Rebuild the archive without it (mme-deploy package writes only regular files and directories).`,
+  );
 }
 
 /** Why an entry must not be extracted, or undefined when it is a plain file or directory inside the root. */
@@ -305,23 +346,35 @@ class Directories {
 
 /** Writes a file entry as a new inode: an existing file of that name is unlinked first, a link never followed. */
 async function writeEntryFile(root: string, entry: TarEntry, content: Readable): Promise<void> {
-  const target = join(root, entry.path);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const mode = entry.mode & 0o777 || 0o644;
-  let file;
+  const file = await createReplacing(root, entry.path, (target) => open(target, flags, entry.mode & 0o777 || 0o644));
   try {
-    file = await open(target, flags, mode).catch(async (err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if ((await lstat(target)).isDirectory()) {
-        throw new MmeError('TAR_UNSAFE_ENTRY', `cannot extract the file "${entry.path}": a directory of that name exists.`);
-      }
-      await unlink(target);
-      return open(target, flags, mode);
-    });
     await pipeline(content, file.createWriteStream());
   } catch (err) {
     if (isMmeError(err)) throw err;
     throw extractionError(err, entry.path, root);
+  }
+}
+
+/**
+ * Creates something new at `relative` with `create`, which must fail with EEXIST rather than reuse what is there
+ * (O_EXCL, link, symlink). A file or link already there is unlinked and the creation tried again, as a later tar
+ * entry replaces an earlier one; a directory is refused.
+ */
+async function createReplacing<T>(root: string, relative: string, create: (target: string) => Promise<T>): Promise<T> {
+  const target = join(root, relative);
+  try {
+    return await create(target).catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((await lstat(target)).isDirectory()) {
+        throw new MmeError('TAR_UNSAFE_ENTRY', `cannot extract "${relative}": a directory of that name exists.`);
+      }
+      await unlink(target);
+      return create(target);
+    });
+  } catch (err) {
+    if (isMmeError(err)) throw err;
+    throw extractionError(err, relative, root);
   }
 }
 

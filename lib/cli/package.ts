@@ -2,11 +2,12 @@
 // write the archive atomically (temp file beside the target, renamed on success; Ctrl-C leaves nothing behind).
 
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
 import { countSummary } from '../diagnostics';
 import { isMmeError, MmeError } from '../errors';
+import { isInside } from '../paths';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
@@ -113,11 +114,6 @@ function checkOutputPath(output: string, repo: string) {
   if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
   // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
   if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
-}
-
-function isInside(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 function realPath(path: string): string {

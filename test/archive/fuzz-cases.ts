@@ -1,17 +1,21 @@
 // The fuzz cases of the archive reader: mutated archives made deterministically from a seed, and the checks run on
 // each (see tar-reader.fuzz.test.ts, which runs them in a child process so that even a busy loop is caught).
 
-import { lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { extractTarGz, readTarGz } from '../../lib/archive/tar-reader';
 import { TAR_BLOCK, paxRecord } from '../../lib/archive/tar-header';
 import { isMmeError } from '../../lib/errors';
+import { isInside } from '../../lib/paths';
 import type { RandomSource } from '../../lib/plan/seeded-random';
 import { directoryMember, fileMember, member, paxMember, sampleModelTar, tarOf, withChecksum } from './crafted-archives';
 
-/** Every this many cases, the mutated archive is also extracted and the sandbox checked for escapes. */
+/**
+ * Every this many cases, the mutated archive is also extracted and the sandbox checked for escapes; every other time
+ * with `links: 'inside'` (as `local load` extracts), which creates the links that stay inside.
+ */
 const EXTRACT_EVERY = 4;
 
 /** The archives the mutations start from, with the byte offsets of their header blocks. */
@@ -26,6 +30,8 @@ export function baseArchives(): { tar: Buffer; headers: number[] }[] {
       member({ name: 'm/link', typeflag: '2', linkName: 'config.pbtxt' }),
       directoryMember('m/1'),
       fileMember('m/config.pbtxt', 'name: "m"\n'),
+      member({ name: 'm/1/hard', typeflag: '1', linkName: 'm/config.pbtxt' }),
+      member({ name: 'm/1/up', typeflag: '2', linkName: '../config.pbtxt' }),
     ),
     tarOf(member({ name: 'config.pbtxt', size: 9, prefix: 'model' }, 'name: "m"'), fileMember('model/1/model.onnx', Buffer.alloc(3000, 0x5a))),
   ];
@@ -44,7 +50,7 @@ export function headerOffsets(tar: Buffer): number[] {
     if (type === 'x') paxSize = Number(/size=(\d+)/.exec(tar.toString('latin1', at + 512, at + 512 + size))?.[1] ?? NaN);
     else if (type !== 'L' && !Number.isNaN(paxSize ?? NaN)) [size, paxSize] = [paxSize!, undefined];
     else paxSize = undefined;
-    if (type === '5' || type === '2') size = 0;
+    if (type === '5' || type === '2' || type === '1') size = 0;
     at += TAR_BLOCK + Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
   }
   return offsets;
@@ -172,6 +178,37 @@ function listTree(dir: string, prefix = ''): string[] {
   return out;
 }
 
+/**
+ * Links below `out` that lead outside it: a symbolic link whose target (followed on disk, or by path arithmetic when it
+ * dangles) is not below `out`, or a file with more hard links than `out` holds (one shares its inode with a file
+ * elsewhere).
+ */
+function linksLeaving(out: string): string[] {
+  const leaving: string[] = [];
+  const inodes = new Map<number, { nlink: number; seen: number; path: string }>();
+  for (const entry of listTree(out)) {
+    const rel = entry.replace(/ -> link$/, '');
+    const path = join(out, rel);
+    if (entry.endsWith(' -> link')) {
+      let target: string;
+      try {
+        target = realpathSync(path);
+      } catch {
+        target = resolve(dirname(path), readlinkSync(path));
+      }
+      if (!isInside(realpathSync(out), target)) leaving.push(`${rel} -> ${readlinkSync(path)}`);
+      continue;
+    }
+    const stats = lstatSync(path);
+    if (!stats.isFile()) continue;
+    const known = inodes.get(stats.ino) ?? { nlink: stats.nlink, seen: 0, path: rel };
+    known.seen++;
+    inodes.set(stats.ino, known);
+  }
+  for (const inode of inodes.values()) if (inode.seen < inode.nlink) leaving.push(`${inode.path} (hard link)`);
+  return leaving;
+}
+
 export type Outcome = 'accepted' | 'rejected';
 
 /**
@@ -204,13 +241,14 @@ export async function runCase(
     const archive = join(jail, 'archive.tar.gz');
     writeFileSync(archive, fuzz.bytes);
     const out = join(jail, 'out');
+    const withLinks = (index / EXTRACT_EVERY) % 2 === 1;
     try {
-      await extractTarGz(archive, out);
+      await extractTarGz(archive, out, withLinks ? { links: 'inside' } : {});
     } catch (err) {
       if (!isDomainError(err)) failures.push(`NON-DOMAIN extraction error ${String((err as Error)?.stack ?? err)}: ${label}`);
     }
     const escaped = listTree(jail).filter((p) => p !== 'archive.tar.gz' && p !== 'out' && !p.startsWith('out/'));
-    const links = listTree(out).filter((p) => p.endsWith('-> link'));
+    const links = withLinks ? linksLeaving(out) : listTree(out).filter((p) => p.endsWith('-> link'));
     if (escaped.length > 0 || links.length > 0) failures.push(`ESCAPE ${[...escaped, ...links].join(', ')}: ${label}`);
   }
   return { outcome: read.error === undefined ? 'accepted' : 'rejected', failures };

@@ -319,6 +319,39 @@ describe('extractTarGz', () => {
     });
   });
 
+  describe("with links: 'inside'", () => {
+    it('creates links that stay inside, the symbolic ones after every file, and their parents as needed', async () => {
+      const archive = archiveOf(
+        fileMember('env/lib/libz.so.1', 'zlib'),
+        member({ name: 'env/lib/libz.so', typeflag: '2', linkName: 'libz.so.1' }),
+        member({ name: 'env/bin/python', typeflag: '1', linkName: 'env/lib/libz.so.1' }),
+        member({ name: 'env/share/current', typeflag: '2', linkName: '../lib' }),
+      );
+      const out = join(dir.path, 'out');
+      await extractTarGz(archive, out, { links: 'inside' });
+      expect(readFileSync(join(out, 'env/lib/libz.so'), 'utf8')).toBe('zlib');
+      expect(readFileSync(join(out, 'env/bin/python'), 'utf8')).toBe('zlib');
+      expect(readFileSync(join(out, 'env/share/current/libz.so.1'), 'utf8')).toBe('zlib');
+    });
+
+    it('still refuses links that lead out, and a symbolic link already in the destination', async () => {
+      const out = join(dir.path, 'out');
+      const leaving = archiveOf(fileMember('m/a', 'x'), member({ name: 'm/up', typeflag: '2', linkName: '../../..' }));
+      await expect(extractTarGz(leaving, out, { links: 'inside' })).rejects.toMatchObject({ code: 'TAR_UNSAFE_ENTRY' });
+      const outside = join(dir.path, 'outside');
+      mkdirSync(outside);
+      const existing = join(dir.path, 'existing');
+      mkdirSync(existing);
+      symlinkSync(outside, join(existing, 'env'));
+      const through = archiveOf(fileMember('env/a', 'x'), member({ name: 'env/b', typeflag: '1', linkName: 'env/a' }));
+      await expect(extractTarGz(through, existing, { links: 'inside' })).rejects.toMatchObject({
+        code: 'TAR_UNSAFE_ENTRY',
+        message: expect.stringContaining('"env" is a symbolic link already in'),
+      });
+      expect(readdirSync(outside)).toEqual([]);
+    });
+  });
+
   it('refuses entries that clash (a file where a directory must go, and the other way round) with a coded error', async () => {
     const fileThenChild = archiveOf(fileMember('m', 'x'), fileMember('m/config.pbtxt', 'y'));
     await expect(extractTarGz(fileThenChild, join(dir.path, 'o1'))).rejects.toMatchObject({ code: 'TAR_UNSAFE_ENTRY' });

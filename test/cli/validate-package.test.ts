@@ -201,7 +201,7 @@ describe('mme-deploy package', () => {
     expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
   });
 
-  it('refuses to pack a name its own extractor would refuse (not UTF-8 too, not as ENOENT), and calls a FIFO model.py a FIFO', async () => {
+  it('refuses to pack a name its own extractor would refuse (not UTF-8 too, not as ENOENT), and never calls a FIFO model.py a directory', async () => {
     const backslash = makeRepo({ ...MODEL, 'net/1/..\\x': 'x' });
     const run = await runCli(['package', backslash, '-o', join(out, 'backslash.tar.gz')]);
     expect(run.code).toBe(1);
@@ -220,7 +220,7 @@ describe('mme-deploy package', () => {
     execFileSync('mkfifo', [join(python, 'p/1/model.py')]);
     const fifo = await runCli(['validate', python]);
     expect(fifo.code).toBe(1);
-    expect(fifo.stdout).toContain('p/1/model.py must be a file for the python backend, but it is a FIFO (named pipe).');
+    expect(fifo.stdout).toContain('p/1/model.py must be a file for the python backend, but it is not a regular file (a FIFO, socket or device).');
   });
 
   it('exposes the archive as a stream with a manifest for other consumers', async () => {
