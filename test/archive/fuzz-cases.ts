@@ -81,19 +81,23 @@ export interface Case {
 export function makeCase(random: RandomSource, bases: ReturnType<typeof baseArchives>): Case {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const int = (n: number) => Math.floor(random() * n);
+  /** A copy of `data` with `count` bytes changed (each XORed with 1-255), and where, for the description. */
+  const flipBytes = (data: Buffer, count: number) => {
+    const bytes = Buffer.from(data);
+    const at: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const position = int(data.length);
+      bytes[position] ^= 1 + int(255);
+      at.push(position);
+    }
+    return { bytes, at: at.join(',') };
+  };
   const base = pick(bases);
   const kind = int(5);
   if (kind === 0) {
     const gz = gzipSync(base.tar, { level: pick([0, 1, 6, 9]) });
-    const flipped = Buffer.from(gz);
-    const count = 1 + int(3);
-    const at: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const position = int(gz.length);
-      flipped[position] ^= 1 + int(255);
-      at.push(position);
-    }
-    return { description: `gzip flips at ${at.join(',')} of ${gz.length}`, bytes: flipped, gzipOf: base.tar, mustReject: false };
+    const { bytes, at } = flipBytes(gz, 1 + int(3));
+    return { description: `gzip flips at ${at} of ${gz.length}`, bytes, gzipOf: base.tar, mustReject: false };
   }
   if (kind === 1) {
     const gz = gzipSync(base.tar, { level: pick([0, 6]) });
@@ -101,15 +105,8 @@ export function makeCase(random: RandomSource, bases: ReturnType<typeof baseArch
     return { description: `gzip cut to ${length} of ${gz.length} bytes`, bytes: gz.subarray(0, length), mustReject: true };
   }
   if (kind === 2) {
-    const tar = Buffer.from(base.tar);
-    const count = 1 + int(4);
-    const at: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const position = int(tar.length);
-      tar[position] ^= 1 + int(255);
-      at.push(position);
-    }
-    return { description: `tar flips at ${at.join(',')}`, bytes: gzipSync(tar, { level: 1 }), mustReject: false };
+    const { bytes, at } = flipBytes(base.tar, 1 + int(4));
+    return { description: `tar flips at ${at}`, bytes: gzipSync(bytes, { level: 1 }), mustReject: false };
   }
   // Header mutations with a recomputed checksum, one to three fields of one header.
   const tar = Buffer.from(base.tar);
