@@ -13,7 +13,7 @@ const LIB = join(__dirname, '..', 'lib');
 const LAYERS: readonly (readonly string[])[] = [
   ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts'],
   ['archive', 'catalog', 'config'],
-  ['repository'],
+  ['logs', 'repository'],
   ['aws', 'bundle', 'local', 'plan'],
   ['push'],
   ['cli', 'index.ts'],

@@ -3,6 +3,7 @@
 
 import type { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
@@ -48,6 +49,9 @@ export async function loadAutoScaling(): Promise<typeof import('@aws-sdk/client-
 export async function loadCloudWatch(): Promise<typeof import('@aws-sdk/client-cloudwatch')> {
   return import('@aws-sdk/client-cloudwatch');
 }
+export async function loadCloudWatchLogs(): Promise<typeof import('@aws-sdk/client-cloudwatch-logs')> {
+  return import('@aws-sdk/client-cloudwatch-logs');
+}
 
 export async function createS3Client(connection: AwsConnection): Promise<S3Client> {
   const { S3Client } = await loadS3();
@@ -86,4 +90,13 @@ export async function createAutoScalingClient(connection: AwsConnection): Promis
 export async function createCloudWatchClient(connection: AwsConnection): Promise<CloudWatchClient> {
   const { CloudWatchClient } = await loadCloudWatch();
   return new CloudWatchClient({ ...common(connection), ...RETRY });
+}
+
+/**
+ * CloudWatch Logs allows few FilterLogEvents calls per second per account and region, shared by everyone in it, so
+ * this client retries more patiently and the adaptive mode also slows its own request rate while throttled.
+ */
+export async function createCloudWatchLogsClient(connection: AwsConnection): Promise<CloudWatchLogsClient> {
+  const { CloudWatchLogsClient } = await loadCloudWatchLogs();
+  return new CloudWatchLogsClient({ ...common(connection), maxAttempts: 8, retryMode: 'adaptive' });
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { MmeError } from '../errors';
+import { targetModelNameProblem } from '../repository/mme-rules';
 import { explainAwsError, isNotFound, awsErrorName, httpStatus } from './aws-errors';
 import { loadLibStorage, loadS3 } from './aws-clients';
 import { ModelLocation, objectKey, s3Url } from './s3-location';
@@ -15,6 +16,17 @@ export interface StoredModel {
   readonly key: string;
   readonly size: number;
   readonly lastModified?: Date;
+  /**
+   * Set when the key below the prefix is not a usable TargetModel name (`sub/x.tar.gz`): SageMaker cannot load it
+   * and `remove` refuses it, by the same rule (targetModelNameProblem).
+   */
+  readonly problem?: string;
+}
+
+/** Throws USAGE unless `targetModel` names one object below the prefix, never the prefix itself or a parent. */
+function checkName(targetModel: string): void {
+  const problem = targetModelNameProblem(targetModel);
+  if (problem) throw new MmeError('USAGE', problem);
 }
 
 interface Context {
@@ -29,6 +41,7 @@ export async function headTargetModel(
   targetModel: string,
   context: Context = {},
 ): Promise<StoredModel | undefined> {
+  checkName(targetModel);
   const { HeadObjectCommand } = await loadS3();
   const key = objectKey(location, targetModel);
   try {
@@ -56,9 +69,12 @@ export async function* listTargetModels(client: S3Client, location: ModelLocatio
     for await (const page of paginateListObjectsV2({ client }, { Bucket: location.bucket, Prefix: location.prefix })) {
       for (const object of page.Contents ?? []) {
         if (!object.Key || object.Key === location.prefix) continue;
+        const targetModel = object.Key.slice(location.prefix.length);
+        const problem = targetModelNameProblem(targetModel);
         yield {
-          targetModel: object.Key.slice(location.prefix.length),
+          targetModel,
           key: object.Key,
+          ...(problem ? { problem } : {}),
           size: object.Size ?? 0,
           ...(object.LastModified ? { lastModified: object.LastModified } : {}),
         };
@@ -75,6 +91,7 @@ export async function deleteTargetModel(
   targetModel: string,
   context: Context = {},
 ): Promise<void> {
+  checkName(targetModel);
   const { DeleteObjectCommand } = await loadS3();
   try {
     await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: objectKey(location, targetModel) }));

@@ -39,6 +39,7 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCodeValue> = {
   UPLOAD_CANCELLED: ExitCode.Failure,
   ALREADY_EXISTS: ExitCode.Failure,
   ENDPOINT_UNUSABLE: ExitCode.Failure,
+  LOG_GROUP_NOT_FOUND: ExitCode.Failure,
   AWS_FAILED: ExitCode.Failure,
   CONTAINER_UNREACHABLE: ExitCode.Failure,
   CONTAINER_FAILED: ExitCode.Failure,

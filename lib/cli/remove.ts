@@ -7,6 +7,7 @@ import { cachedCopyNote, deleteTargetModel, headTargetModel } from '../aws/model
 import { s3Url } from '../aws/s3-location';
 import { MmeError } from '../errors';
 import { formatBytes } from '../format-bytes';
+import { targetModelNameProblem } from '../repository/mme-rules';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
@@ -17,8 +18,10 @@ export interface RemoveOptions extends ModelLocationCommandOptions {
 }
 
 export async function runRemove(targetModel: string, options: RemoveOptions, io: CliIo): Promise<number> {
-  if (targetModel.includes('/')) {
-    throw new MmeError('USAGE', `TargetModel '${targetModel}' contains '/'; give the name as \`mme-deploy list\` shows it.`);
+  const problem = targetModelNameProblem(targetModel);
+  if (problem) {
+    const only = '`remove` deletes TargetModels only (`mme-deploy list` marks other objects); delete those with `aws s3 rm`.';
+    throw new MmeError('USAGE', `${problem} ${only}`);
   }
   const connection = connectionOf(options);
   const { location } = await resolveModelLocation({ ...options, ...connection });

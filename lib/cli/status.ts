@@ -1,12 +1,13 @@
 // `mme-deploy status --endpoint E`: the endpoint, its instances, its auto scaling and the last hour of the MME
 // metrics that explain cold starts (model cache hits, loading wait time, loaded models, GPU use).
 
-import { createAutoScalingClient, createCloudWatchClient, createSageMakerClient } from '../aws/aws-clients';
+import { createAutoScalingClient, createCloudWatchClient, createCloudWatchLogsClient, createSageMakerClient } from '../aws/aws-clients';
 import { endpointStatus, type EndpointStatusReport, type MetricSummary } from '../aws/endpoint-status';
 import { MmeError } from '../errors';
 import { AwsCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
+import { formatFailureSummary } from './logs';
 
 export interface StatusOptions extends AwsCommandOptions {
   readonly endpoint?: string;
@@ -21,8 +22,9 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
   const sageMaker = await createSageMakerClient(connection);
   const autoScaling = await createAutoScalingClient(connection);
   const cloudWatch = await createCloudWatchClient(connection);
+  const logs = await createCloudWatchLogsClient(connection);
   try {
-    const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch }, options.endpoint, {
+    const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch, logs }, options.endpoint, {
       ...connection,
       ...(options.variant ? { variant: options.variant } : {}),
       ...(options.now ? { now: options.now } : {}),
@@ -34,6 +36,7 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
     sageMaker.destroy();
     autoScaling.destroy();
     cloudWatch.destroy();
+    logs.destroy();
   }
 }
 
@@ -83,6 +86,10 @@ export function formatStatus(report: EndpointStatusReport): string {
   lines.push('', `${render(header)}   (${window})`, ...table.map(render));
   if (report.metrics.length > 0 && report.metrics.every((m) => m.points.length === 0)) {
     lines.push('No data points in the last hour: the endpoint had no traffic, or metrics are still arriving.');
+  }
+  if (report.failures) {
+    lines.push('', `Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs --endpoint ${endpoint.endpointName})`);
+    lines.push(formatFailureSummary(report.failures).trimEnd());
   }
   return `${lines.join('\n')}\n`;
 }

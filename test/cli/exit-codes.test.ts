@@ -30,6 +30,7 @@ describe('exit codes of library errors', () => {
     AWS_FAILED: 1,
     CONTAINER_UNREACHABLE: 1,
     CONTAINER_FAILED: 1,
+    LOG_GROUP_NOT_FOUND: 1,
   };
 
   it.each(Object.keys(ERROR_CODES) as ErrorCode[])('%s has its exit code', (code) => {
