@@ -31,27 +31,13 @@ function common(connection: AwsConnection): { region?: string; profile?: string 
 }
 
 // Each SDK package is loaded on first use (`await import`, the library's one way of loading lazily).
-export async function loadS3(): Promise<typeof import('@aws-sdk/client-s3')> {
-  return import('@aws-sdk/client-s3');
-}
-export async function loadLibStorage(): Promise<typeof import('@aws-sdk/lib-storage')> {
-  return import('@aws-sdk/lib-storage');
-}
-export async function loadSageMaker(): Promise<typeof import('@aws-sdk/client-sagemaker')> {
-  return import('@aws-sdk/client-sagemaker');
-}
-export async function loadSageMakerRuntime(): Promise<typeof import('@aws-sdk/client-sagemaker-runtime')> {
-  return import('@aws-sdk/client-sagemaker-runtime');
-}
-export async function loadAutoScaling(): Promise<typeof import('@aws-sdk/client-application-auto-scaling')> {
-  return import('@aws-sdk/client-application-auto-scaling');
-}
-export async function loadCloudWatch(): Promise<typeof import('@aws-sdk/client-cloudwatch')> {
-  return import('@aws-sdk/client-cloudwatch');
-}
-export async function loadCloudWatchLogs(): Promise<typeof import('@aws-sdk/client-cloudwatch-logs')> {
-  return import('@aws-sdk/client-cloudwatch-logs');
-}
+export const loadS3 = () => import('@aws-sdk/client-s3');
+export const loadLibStorage = () => import('@aws-sdk/lib-storage');
+export const loadSageMaker = () => import('@aws-sdk/client-sagemaker');
+export const loadSageMakerRuntime = () => import('@aws-sdk/client-sagemaker-runtime');
+export const loadAutoScaling = () => import('@aws-sdk/client-application-auto-scaling');
+export const loadCloudWatch = () => import('@aws-sdk/client-cloudwatch');
+export const loadCloudWatchLogs = () => import('@aws-sdk/client-cloudwatch-logs');
 
 export async function createS3Client(connection: AwsConnection): Promise<S3Client> {
   const { S3Client } = await loadS3();

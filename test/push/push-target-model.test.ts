@@ -3,18 +3,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PushStart, pushTargetModel } from '../../lib/push/push-target-model';
-import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../aws/s3rver-harness';
+import { useLocalS3 } from '../aws/s3rver-harness';
 
-let s3: LocalS3;
+const s3 = useLocalS3(['models']);
+const location = { s3: 's3://models/lib/', get endpointUrl() { return s3().endpoint; } };
 let dir: string;
-let location: { s3: string; endpointUrl: string };
-beforeAll(async () => {
-  process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-  s3 = await startLocalS3(['models']);
-  location = { s3: 's3://models/lib/', endpointUrl: s3.endpoint };
-});
-afterAll(() => s3.close());
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'push-lib-'));
 });
