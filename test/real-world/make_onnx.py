@@ -11,15 +11,17 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {name: getattr(TensorProto, name) for name in (
     "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
     "UINT32", "UINT64", "BFLOAT16")}
+NUMPY = {"FLOAT": np.float32, "INT32": np.int32, "INT64": np.int64, "FLOAT16": np.float16, "DOUBLE": np.float64,
+         "UINT8": np.uint8, "INT8": np.int8, "BOOL": np.bool_}
 
 
 def value_info(name, elem_type, dims):
-    vi = helper.make_tensor_value_info(name, TYPES[elem_type], None)
+    vi = helper.make_tensor_value_info(name, TYPES[elem_type], [])
     shape = vi.type.tensor_type.shape
     for d in dims:
         dim = shape.dim.add()
@@ -35,8 +37,7 @@ def build(spec):
     outputs = [value_info(*o) for o in spec["outputs"]]
     initializers = []
     for name, elem_type, dims in spec.get("initializers", []):
-        array = np.zeros(dims, dtype=helper.tensor_dtype_to_np_dtype(TYPES[elem_type]))
-        initializers.append(helper.make_tensor(name, TYPES[elem_type], dims, array.flatten().tolist()))
+        initializers.append(numpy_helper.from_array(np.zeros(dims, dtype=NUMPY[elem_type]), name))
         if spec.get("initializersAreInputs"):
             inputs.append(value_info(name, elem_type, dims))
     first, first_type = spec["inputs"][0][0], spec["inputs"][0][1]
