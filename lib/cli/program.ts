@@ -150,6 +150,10 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--url <url>', localUrlHelp)
     .option('--name <target>', 'the TargetModel name (default: the archive file name)')
     .option('--container-root <path>', 'where the container sees --models-dir (default: /opt/ml/models)')
+    .option('--instance-type <type>', 'the endpoint\'s instance type to compare this GPU with (default: ml.g4dn.xlarge)')
+    .option('--inference-ami-version <version>', 'the endpoint\'s InferenceAmiVersion, i.e. its GPU driver (default: SageMaker\'s, 470)')
+    .option('--triton-version <YY.MM>', 'the Triton release deployed (default: the local container\'s)')
+    .option('--container <name>', 'the local container, for its /dev/shm (default: the one publishing --url\'s port)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');

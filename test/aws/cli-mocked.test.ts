@@ -242,7 +242,7 @@ describe('invoke', () => {
     );
   });
 
-  it('passes on what the model said when it fails', async () => {
+  it('passes on what the model said when it fails, unwrapped from Triton\'s error JSON, with what to do', async () => {
     runtime.on(InvokeEndpointCommand).rejects(
       Object.assign(awsError('ModelError', 424, 'Received client error (400)'), {
         OriginalStatusCode: 400,
@@ -251,7 +251,8 @@ describe('invoke', () => {
       }),
     );
     await expect(runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', input: ['INPUT=[1,2]'] }, captureIo())).rejects.toThrow(
-      'The model answered with HTTP 400: {"error":"unexpected shape for input \'INPUT\'"}. Container logs: arn:aws:logs',
+      "Triton refused to invoke dali.tar.gz (HTTP 400): unexpected shape for input 'INPUT'. Give --model <archive or directory> " +
+        "so invoke shapes and types the inputs from the model's config.pbtxt. Container logs: arn:aws:logs",
     );
   });
 
