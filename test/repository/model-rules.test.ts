@@ -88,6 +88,17 @@ describe('version directories (§1.A)', () => {
     expect(found.diagnostics[0]!.message).toContain("at least one version must be available under the version policy of model 'm'");
   });
 
+  it('selects no version with latest { num_versions: 0 } or an empty latest { }: the load fails', async () => {
+    for (const policy of ['version_policy { latest { num_versions: 0 } }', 'version_policy { latest { } }']) {
+      const report = await validateRepository(makeRepo(onnx(policy)));
+      expect(report.models[0]!.versions).toEqual([]);
+      const d = report.diagnostics.find((x) => x.code === 'no-version');
+      expect(d).toMatchObject({ severity: 'error', file: 'm/config.pbtxt' });
+      expect(d!.line).toBeGreaterThan(0);
+      expect(d!.message).toMatch(/^at least one version must be available under the version policy of model 'm': latest \{ num_versions: 0 \} selects no version/);
+    }
+  });
+
   it('applies version_policy: latest N, all, specific', async () => {
     const files = { 'm/2/model.onnx': 'x', 'm/3/model.onnx': 'x' };
     const latest = await validateRepository(makeRepo(onnx('version_policy { latest { num_versions: 2 } }', files)));

@@ -148,9 +148,12 @@ export function checkSequenceBatching(model: LoadedModel, r: Reporter) {
       }
     }
   });
+  // core src/backend_model.cc:185-191: TritonModel::Create fails the load (the message reads like a warning, but
+  // it is returned as INVALID_ARG), whatever the parameter's value.
   if (c.parameters?.TRITON_BATCH_STRATEGY_PATH) {
-    r.warning('batch-strategy-with-sequence', c.parameters, 'TRITON_BATCH_STRATEGY_PATH',
+    r.error('batch-strategy-with-sequence', c.parameters, 'TRITON_BATCH_STRATEGY_PATH',
       'TRITON_BATCH_STRATEGY_PATH cannot be specified with sequence batcher, using default batching strategy. ' +
-        'Remove the parameter.');
+        'Triton fails the load with this message: remove the parameter (a custom batching strategy only works with ' +
+        'the dynamic batcher).');
   }
 }

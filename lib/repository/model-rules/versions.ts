@@ -21,11 +21,19 @@ export function checkVersions(model: LoadedModel, r: Reporter) {
     });
   }
   if (model.versions.length === 0) {
+    // core src/model_repository_manager/model_lifecycle.cc:452-458 (AsyncLoad after VersionsToLoad)
+    const message = `at least one version must be available under the version policy of model '${model.name}'`;
+    const latest = c.version_policy?.latest;
+    if (latest && model.versionDirs.length > 0 && (latest.num_versions ?? 0) === 0) {
+      r.error('no-version', c.version_policy!, 'latest', `${message}: latest { num_versions: ${latest.num_versions ?? 0} } ` +
+        'selects no version (only a config without version_policy gets latest { num_versions: 1 }). Set num_versions: 1 ' +
+        'or more, or remove version_policy.');
+      return;
+    }
     const why = model.versionDirs.length === 0 ? `${relPath(model.relDir) || model.name}/ has no numeric version ` +
       'directory' : 'the version_policy selects none of the version directories present';
     r.file('error', 'no-version', model.hasConfig ? model.configFile : relPath(model.relDir) || '.',
-      `at least one version must be available under the version policy of model '${model.name}': ${why}. Add a ` +
-        'version directory such as ' +
+      `${message}: ${why}. Add a version directory such as ` +
         `${relPath(model.relDir, '1')}/${model.platform === 'ensemble' ? ' (empty for an ensemble)' : ' holding the model file'}.`);
   }
 }
