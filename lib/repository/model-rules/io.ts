@@ -53,8 +53,15 @@ export function checkTensor(
   }
   const what = `${prefix} '${name}'`;
   if (seen.has(name)) {
-    r.error(`duplicate-${kind}`, io, 'name', `${what} is declared twice (also ${kind} ` +
-      `#${seen.get(name)! + 1})${suffix}. Triton keeps only the first; remove or rename one.`);
+    // Core does not reject a repeated name: Model::Init keeps the first in its input/output maps
+    // (src/model.cc:105, :114, std::map::insert), while an ensemble's output shapes are assigned, last one winning
+    // (src/ensemble_scheduler/ensemble_scheduler.cc:1720-1722). Upstream TensorRT-LLM's ensemble ships one.
+    const first = (kind === 'input' ? c.input : c.output)![seen.get(name)!]!;
+    const same = JSON.stringify(first, bigintText) === JSON.stringify(io, bigintText);
+    r.warning(`duplicate-${kind}`, io, 'name', `${what} is declared twice (also ${kind} #${seen.get(name)! + 1})` +
+      `${suffix}. Triton loads it and keeps the first declaration` +
+      (same ? ' (the two are identical)' : `, but the two differ: clients see the first, and ${kind === 'output' && model.platform === 'ensemble' ? "the ensemble scheduler takes the last one's shape" : 'the second is ignored'}`) +
+      '. Remove the repeated one.');
   } else {
     seen.set(name, index);
   }
@@ -118,6 +125,10 @@ export function checkTensor(
       r.error('non-linear-io-dims', io, 'is_non_linear_format_io', `Non-linear IO format ${kind} requires 3 dims (${what}${suffix}).`);
     }
   }
+}
+
+function bigintText(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
 }
 
 /** Rules 4.7–4.9: equal element counts, and with -1 the same variable-size segments. */
