@@ -230,10 +230,25 @@ describe('python backend (§16)', () => {
     await expectFault(py(MODEL_PY, 'default_model_filename: "model.txt"'), 'python-model-extension');
   });
 
-  it('requires class TritonPythonModel and its execute method', async () => {
+  it('requires a TritonPythonModel attribute: an error only when nothing in model.py can bind the name', async () => {
     await expectFault(py('class Model:\n    def execute(self, requests):\n        return []\n'), 'python-model-class');
-    await expectFault(py('class TritonPythonModel:\n    def initialize(self, args):\n        pass\n'), 'python-model-execute');
     await expectClean(py('class TritonPythonModel:\n    async def execute(self, requests):\n        return []\n'));
+    // The stub looks the name up on the imported module (pb_stub.cc:565): imports, re-exports and aliases all serve.
+    for (const source of [
+      'from my_models import *\n',
+      'from my_models import TritonPythonModel\n',
+      'from .impl import Impl as TritonPythonModel\n',
+      'import impl\nTritonPythonModel = impl.Model\n',
+      'try:\n    from fast import TritonPythonModel\nexcept ImportError:\n    from slow import TritonPythonModel\n',
+      'def __getattr__(name):\n    return load(name)\n',
+      'class TritonPythonModel(BaseModel):\n    pass\n',
+    ]) {
+      await expectClean(py(source));
+    }
+  });
+
+  it('warns (the load succeeds, every request fails) when a plain TritonPythonModel class has no execute', async () => {
+    await expectFault(py('class TritonPythonModel:\n    def initialize(self, args):\n        pass\n'), 'python-model-execute', 'warning');
   });
 
   it('lets auto_complete_config supply inputs and outputs', async () => {

@@ -1,9 +1,8 @@
 // §1 versions and config presence: a version directory Triton would load, a config.pbtxt where the backend cannot
 // write one, and no file Triton would mistake for a second config.
 
-import { autoCompletesIo } from '../backend-inference';
+import { ioCompletion } from '../io-completion';
 import { LoadedModel, relPath } from '../model';
-import { pythonAutoCompletes } from './python';
 import type { Reporter } from './reporter';
 
 export function checkVersions(model: LoadedModel, r: Reporter) {
@@ -47,11 +46,21 @@ export function checkMissingConfig(model: LoadedModel, r: Reporter) {
       'default name (model.onnx, model.plan, model.pt, model.py, ...) in the version directory.');
     return;
   }
-  const python = pythonAutoCompletes(model);
-  if (autoCompletesIo(model.backend, model.platform) || python) {
-    r.file('warning', 'config-missing', where, `Model '${model.name}' has no config.pbtxt; Triton auto-completes ` +
-      `it from the ${model.backend} model file at load time. Write a config.pbtxt to fix inputs, outputs and ` +
-      `batching (and so SageMaker's ensemble detection can read it).`);
+  // core src/model.cc:94-98: without config.pbtxt the load goes on only when the backend sets a config; the python
+  // backend always does (python_backend src/python_be.cc:2050-2056), as do those that auto-complete.
+  const completion = ioCompletion(model);
+  if (completion === 'when-empty' || completion === 'fills-entries') {
+    r.file('warning', 'config-missing', where, `Model '${model.name}' has no config.pbtxt; Triton generates it from ` +
+      `the ${model.backend === 'python' ? 'auto_complete_config function' : `${model.backend} model`} at load time. ` +
+      "Write a config.pbtxt to fix inputs, outputs and batching (and so SageMaker's ensemble detection can read it).");
+  } else if (model.backend === 'python') {
+    r.file('warning', 'config-missing', where, `Model '${model.name}' has no config.pbtxt and its model.py has no ` +
+      'auto_complete_config: Triton loads it with no inputs and no outputs, so no request can name a tensor. Add ' +
+      `${relPath(model.relDir, 'config.pbtxt')} or an auto_complete_config.`);
+  } else if (completion === 'unknown') {
+    r.file('warning', 'config-missing', where, `Model '${model.name}' has no config.pbtxt: the load works only if ` +
+      `the ${model.backend} backend writes one ("model configuration is not provided for model '${model.name}'" ` +
+      `otherwise). Add ${relPath(model.relDir, 'config.pbtxt')} to be sure.`);
   } else {
     r.file('error', 'config-missing', where, `model configuration is not provided for model '${model.name}': the ` +
       `${model.backend} backend cannot generate one. Add ${relPath(model.relDir, 'config.pbtxt')}.`);
