@@ -7,6 +7,13 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
+/** A file open for positioned reads (lib/repository/model-files.ts gives one per model file). */
+export interface ByteSource {
+  readonly size: number;
+  /** Reads up to `length` bytes at `position` into the start of `buffer`; returns how many were read. */
+  read(buffer: Buffer, length: number, position: number): number;
+}
+
 /** TensorProto.DataType numbers. */
 export const ONNX_ELEM_TYPES = {
   FLOAT: 1,
@@ -93,14 +100,16 @@ class FileCursor {
   private bufStart = 0;
   private bufEnd = 0;
 
-  constructor(
-    private readonly fd: number,
-    readonly size: number,
-  ) {}
+  readonly size: number;
+
+  constructor(private readonly source: ByteSource) {
+    this.size = source.size;
+  }
 
   private fill(at: number): void {
     const want = at === this.bufEnd ? WINDOW : AFTER_SKIP;
-    const n = readSync(this.fd, this.buf, 0, Math.min(want, this.size - at), at);
+    const n = this.source.read(this.buf, Math.min(want, this.size - at), at);
+    if (n <= 0) throw new NotOnnx('the file ends early');
     this.bytesRead += n;
     this.bufStart = at;
     this.bufEnd = at + n;
@@ -215,15 +224,20 @@ export function readOnnxModel(path: string): OnnxReadResult {
     return { ok: false, reason: `cannot be opened (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
   }
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return { ok: false, reason: 'is empty' };
-    const c = new FileCursor(fd, size);
-    return { ok: true, model: readModel(c) };
+    return readOnnx({ size: fstatSync(fd).size, read: (buffer, length, position) => readSync(fd, buffer, 0, length, position) });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads an ONNX model from an open file. Never throws for what the file holds; I/O errors are reported as reasons. */
+export function readOnnx(source: ByteSource): OnnxReadResult {
+  try {
+    if (source.size === 0) return { ok: false, reason: 'is empty' };
+    return { ok: true, model: readModel(new FileCursor(source)) };
   } catch (err) {
     if (err instanceof NotOnnx) return { ok: false, reason: `is not an ONNX model: its protobuf encoding breaks off (${err.message})` };
     return { ok: false, reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -33,6 +33,9 @@ export function ioCompletion(model: LoadedModel): IoCompletion {
     case 'vllm':
       return 'fills-entries';
     case 'pytorch':
+    // Triton's test backend: an empty config stays without tensors (server qa/L0_model_config
+    // autofill_noplatform_success/custom/empty_config.identity/expected).
+    case 'identity':
       return 'none';
     case 'tensorflow':
       return model.platform === 'tensorflow_savedmodel' ? 'when-empty' : 'none';

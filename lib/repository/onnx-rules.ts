@@ -7,7 +7,6 @@
 // CompareDimsSupported :491-560, OnnxDataTypeToModelConfigDataType :411-446); CheckAllowedModelInput/Output are in
 // triton-inference-server/backend src/backend_common.cc:336-378.
 
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigPositions } from '../config/parse';
 import type {
@@ -19,11 +18,13 @@ import type {
 import { diagnostic, type Diagnostic, type SourcePosition } from '../diagnostics';
 import {
   overridableInitializers,
-  readOnnxModel,
+  readOnnx,
   requiredInputs,
   type OnnxModelSummary,
+  type OnnxReadResult,
   type OnnxValueInfo,
 } from '../model-files/onnx';
+import type { ModelFiles } from './model-files';
 
 /** The parts of a loaded model the ONNX rules read (a LoadedModel has them all). */
 export interface OnnxRuleSubject {
@@ -40,6 +41,8 @@ export interface OnnxRuleSubject {
   /** Versions the version_policy selects, ascending. */
   readonly versions: readonly number[];
   readonly defaultModelFilename?: string;
+  /** How the rules read the model's files (never the file system directly). */
+  readonly files: ModelFiles;
 }
 
 export interface OnnxRuleOptions {
@@ -112,7 +115,7 @@ export function checkOnnxModel(model: OnnxRuleSubject, options: OnnxRuleOptions 
     const found = modelPath(model, dirName, filename);
     if (!found) continue;
     const shown = [model.relDir, dirName, found.shownName].filter((p) => p !== '').join('/');
-    const read = readOnnxModel(found.path);
+    const read = readModelFile(model.files, found.path);
     if (!read.ok) {
       if (read.reason === 'is empty') {
         diagnostics.push(diagnostic('warning', 'model-file-empty', `${shown} is empty, so its inputs and outputs are not checked here (a stand-in?). ONNX Runtime cannot load an empty file: put the exported model there before deploying.`, { file: shown, model: model.name }));
@@ -131,14 +134,21 @@ export function checkOnnxModel(model: OnnxRuleSubject, options: OnnxRuleOptions 
 /** `<version>/<filename>`, or `<version>/<filename>/model.onnx` when the name is a directory (LoadModel :412-418). */
 function modelPath(model: OnnxRuleSubject, dirName: string, filename: string): { path: string; shownName: string } | undefined {
   const path = join(model.dir, dirName, filename);
+  const info = model.files.stat(path);
+  if (info?.kind === 'directory') {
+    const inner = join(path, 'model.onnx');
+    return model.files.stat(inner)?.kind === 'file' ? { path: inner, shownName: `${filename}/model.onnx` } : undefined;
+  }
+  return info ? { path, shownName: filename } : undefined;
+}
+
+function readModelFile(files: ModelFiles, path: string): OnnxReadResult {
+  const reader = files.open(path);
+  if (typeof reader === 'string') return { ok: false, reason: `cannot be opened (${reader})` };
   try {
-    if (statSync(path).isDirectory()) {
-      const inner = join(path, 'model.onnx');
-      return statSync(inner).isFile() ? { path: inner, shownName: `${filename}/model.onnx` } : undefined;
-    }
-    return { path, shownName: filename };
-  } catch {
-    return undefined;
+    return readOnnx(reader);
+  } finally {
+    reader.close();
   }
 }
 
@@ -194,14 +204,7 @@ class OnnxChecker {
   private checkExternalData(path: string): boolean {
     let ok = true;
     for (const location of this.onnx.externalData) {
-      const dataPath = join(path, '..', location);
-      let exists = false;
-      try {
-        exists = statSync(dataPath).isFile();
-      } catch {
-        exists = false;
-      }
-      if (!exists) {
+      if (this.model.files.stat(join(path, '..', location))?.kind !== 'file') {
         ok = false;
         this.error('onnx-external-data-missing', `${this.file} keeps initializers in the external data file '${location}', which is not beside it: ONNX Runtime fails to load the model. Put ${location} in the same directory as the model file.`);
       }

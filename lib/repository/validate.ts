@@ -5,6 +5,7 @@ import type { ModelConfig } from '../config/model-config-schema';
 import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
+import { completeFromModelFile, withCompletedConfig } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
@@ -68,12 +69,16 @@ export async function validateRepository(path: string, options: ValidateOptions 
   if (loaded) renamed.add(loaded.name);
 
   const byModel = new Map<string, Diagnostic[]>();
+  // Ensembles are checked against the configs Triton will have after auto-complete, where that can be reproduced.
+  const asLoaded = new Map<string, LoadedModel>();
   for (const model of models) {
-    const found = checkModel(model, { renamed });
+    const completion = completeFromModelFile(model);
+    const found = [...checkModel(model, { renamed, completed: completion?.config }), ...(completion?.diagnostics ?? [])];
     byModel.set(model.name, [...discovery.diagnostics.filter((d) => d.model === model.name), ...found]);
     diagnostics.push(...found);
+    asLoaded.set(model.name, withCompletedConfig(model, completion));
   }
-  diagnostics.push(...checkEnsembles(new Map(models.map((m) => [m.name, m])), { modelDiagnostics: byModel }));
+  diagnostics.push(...checkEnsembles(asLoaded, { modelDiagnostics: byModel }));
   // The endpoint's GPU only matters for an archive meant for it.
   if (mme) diagnostics.push(...checkTensorrtPlans(models, options.target));
   if (mme) {

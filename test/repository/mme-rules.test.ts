@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
+import { FLOAT, INT32, onnxModel } from '../model-files/onnx-writer';
 
 afterAll(removeRepos);
 
@@ -18,7 +19,7 @@ const net = {
   'net/config.pbtxt': `name: "net" backend: "onnxruntime" max_batch_size: 4
 input [ { name: "ids" data_type: TYPE_INT32 dims: [ 8 ] } ]
 output [ { name: "logits" data_type: TYPE_FP32 dims: [ 2 ] } ]`,
-  'net/1/model.onnx': 'onnx',
+  'net/1/model.onnx': onnxModel([['ids', INT32, ['batch', 8]]], [['logits', FLOAT, ['batch', 2]]]),
 };
 const ensemble = (name = 'ens', platform = 'platform: "ensemble"') => ({
   [`${name}/config.pbtxt`]: `name: "${name}" ${platform} max_batch_size: 4
@@ -105,7 +106,7 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
     const extra: RepoFiles = {};
     for (const n of ['u1', 'u2', 'u3', 'u4']) {
       extra[`${n}/config.pbtxt`] = net['net/config.pbtxt'].replace('name: "net"', `name: "${n}"`);
-      extra[`${n}/1/model.onnx`] = 'x';
+      extra[`${n}/1/model.onnx`] = net['net/1/model.onnx'];
     }
     const found = await mme({ ...pre(), ...net, ...ensemble(), ...extra });
     expect(found.filter((c) => c === 'warning:mme-unused-model')).toHaveLength(4);

@@ -1,5 +1,6 @@
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
+import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 
 afterAll(removeRepos);
 
@@ -7,9 +8,12 @@ const IO = `
 input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 3, 4 ] } ]
 output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 12 ] } ]`;
 
+/** A model.onnx with the interface IO declares (a batch dimension in front). */
+const MODEL_ONNX = onnxModel([['INPUT', FLOAT, ['batch', 3, 4]]], [['OUTPUT', FLOAT, ['batch', 12]]]);
+
 /** A valid ONNX model `m`; `config` is appended to its config.pbtxt, `files` added to the repository. */
 function onnx(config = '', files: RepoFiles = {}, header = 'name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8'): RepoFiles {
-  return { 'm/config.pbtxt': `${header}\n${IO}\n${config}\n`, 'm/1/model.onnx': 'onnx', ...files };
+  return { 'm/config.pbtxt': `${header}\n${IO}\n${config}\n`, 'm/1/model.onnx': MODEL_ONNX, ...files };
 }
 
 async function codes(files: RepoFiles, options = {}) {
@@ -41,9 +45,9 @@ describe('repository discovery (§1)', () => {
   });
 
   it('rejects a name that differs from the directory (Triton: directory name must equal model name)', async () => {
-    const found = await validateRepository(makeRepo(onnx('', {}, 'name: "other"\nbackend: "onnxruntime"')));
+    const found = await validateRepository(makeRepo(onnx('', {}, 'name: "other"\nbackend: "onnxruntime"\nmax_batch_size: 8')));
     expect(found.diagnostics[0]!.message).toContain("unexpected directory name 'm' for model 'other'");
-    await expectClean(onnx('', {}, 'backend: "onnxruntime"'));
+    await expectClean(onnx('', {}, 'backend: "onnxruntime"\nmax_batch_size: 8'));
   });
 
   it.each(['.ipynb_checkpoints', '__MACOSX', '.hidden'])('rejects a stray %s directory that Triton would try to load', async (dir) => {
@@ -73,7 +77,7 @@ describe('version directories (§1.A)', () => {
   it('ignores names with leading zeros and names that are not numbers, with a warning', async () => {
     await expectFault(onnx('', { 'm/01/': null }), 'version-leading-zeros', 'warning');
     await expectFault(onnx('', { 'm/v2/': null }), 'version-not-numeric', 'warning');
-    await expectFault(onnx('', { 'm/2abc/model.onnx': 'x' }), 'version-numeric-prefix', 'warning');
+    await expectFault(onnx('', { 'm/2abc/model.onnx': MODEL_ONNX }), 'version-numeric-prefix', 'warning');
   });
 
   it('skips warmup, initial_state and configs silently', async () => {
@@ -100,7 +104,7 @@ describe('version directories (§1.A)', () => {
   });
 
   it('applies version_policy: latest N, all, specific', async () => {
-    const files = { 'm/2/model.onnx': 'x', 'm/3/model.onnx': 'x' };
+    const files = { 'm/2/model.onnx': MODEL_ONNX, 'm/3/model.onnx': MODEL_ONNX };
     const latest = await validateRepository(makeRepo(onnx('version_policy { latest { num_versions: 2 } }', files)));
     expect(latest.models[0]!.versions).toEqual([2, 3]);
     const all = await validateRepository(makeRepo(onnx('version_policy { all { } }', files)));
@@ -117,14 +121,14 @@ describe('version directories (§1.A)', () => {
   });
 
   it('checks the model file only in the versions the policy selects', async () => {
-    await expectClean(onnx('', { 'm/2/model.onnx': 'x', 'm/0/': null }));
+    await expectClean(onnx('', { 'm/2/model.onnx': MODEL_ONNX, 'm/0/': null }));
     await expectFault(onnx('version_policy { all { } }', { 'm/2/': null }), 'model-file-missing');
   });
 });
 
 describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
   it('lets backends that auto-complete run without config.pbtxt, with a warning', async () => {
-    await expectFault({ 'm/1/model.onnx': 'x' }, 'config-missing', 'warning');
+    await expectFault({ 'm/1/model.onnx': MODEL_ONNX }, 'config-missing', 'warning');
     await expectFault({ 'm/1/model.pt': 'x' }, 'config-missing', 'error');
     await expectFault({ 'm/1/weights.bin': 'x' }, 'unknown-backend', 'error');
   });
@@ -171,11 +175,11 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     await expectFault({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel': 'x' }, 'model-file-not-a-directory');
     await expectClean({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel/saved_model.pb': 'x' });
     await expectFault({ 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 1 ${IO}`, 'm/1/model.plan/': null }, 'model-file-not-a-file');
-    await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': 'x' }));
+    await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': MODEL_ONNX }));
   });
 
   it('uses default_model_filename and requires the OpenVINO weights file', async () => {
-    await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': 'x' }));
+    await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': MODEL_ONNX }));
     await expectFault(onnx('default_model_filename: "bert.onnx"'), 'model-file-missing');
     await expectFault({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x' }, 'openvino-bin-missing');
     await expectClean({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x', 'm/1/model.bin': 'x' });
@@ -193,14 +197,19 @@ describe('files the config names, read from disk (§8, §11, §12)', () => {
       model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin" } } } ]
       sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ]
         initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }`;
-    const files = { 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
+    // The model takes the state input too (onnxruntime counts it) and has the CLS output.
+    const model = onnxModel(
+      [['INPUT', FLOAT, ['batch', 3, 4]], ['i', FLOAT, ['batch', 2]]],
+      [['OUTPUT', FLOAT, ['batch', 12]], ['CLS', FLOAT, ['batch', 3]], ['o', FLOAT, ['batch', 2]]],
+    );
+    const files = { 'm/1/model.onnx': model, 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
     await expectClean(onnx(config, files));
     expect(await codes(onnx(config, { ...files, 'm/warmup/in.bin': Buffer.alloc(47), 'm/initial_state/s.bin': Buffer.alloc(4) }))).toEqual([
       'error:warmup-file-short',
       'error:initial-state-file-short',
     ]);
     // A directory where the label file belongs is no label file (and Triton skips it as a version directory).
-    expect(await codes(onnx(config, { 'm/labels.txt/': null, 'labels.txt': 'x' }))).toEqual([
+    expect(await codes(onnx(config, { 'm/1/model.onnx': model, 'm/labels.txt/': null, 'labels.txt': 'x' }))).toEqual([
       'error:label-file-missing',
       'error:warmup-file-missing',
       'error:initial-state-file-missing',
