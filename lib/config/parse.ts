@@ -15,6 +15,9 @@ export const MAX_NESTING_DEPTH = 100;
 
 export type { SourcePosition } from '../diagnostics';
 
+/** Positions of map entries' values are recorded under this prefix and the entry's key (no field name has a NUL). */
+const MAP_VALUE_PREFIX = '\u0000value:';
+
 /**
  * Where each parsed message and field came from, for diagnostics raised by later rules. Only offsets are kept while
  * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
@@ -37,6 +40,11 @@ export class ConfigPositions {
         ? offsets.get('')
         : ((index !== undefined ? offsets.get(`${field}#${index}`) : undefined) ?? offsets.get(field));
     return offset === undefined ? undefined : this.at(offset);
+  }
+
+  /** Where the value of the map entry `key` is written (a fault about the value, such as an ensemble tensor name). */
+  ofMapValue(map: object | undefined, key: string): SourcePosition | undefined {
+    return this.of(map, MAP_VALUE_PREFIX + key) ?? this.of(map, key);
   }
 
   /** Records where `key` of `message` (its `index`-th element, for a repeated field) starts. */
@@ -121,6 +129,9 @@ class TextFormatParser {
   private token: Token;
   private readonly diagnostics: Diagnostic[] = [];
   private readonly positions: ConfigPositions;
+  /** Where the `key` and the `value` of the map entry being parsed are written. */
+  private mapKeyOffset: number | undefined;
+  private mapValueOffset: number | undefined;
 
   constructor(
     private readonly text: string,
@@ -268,6 +279,8 @@ class TextFormatParser {
   private parseOneValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
     const start = this.token;
     if (field.kind === 'map') {
+      this.mapKeyOffset = undefined;
+      this.mapValueOffset = undefined;
       const entry = this.parseMessageValue(name, depth, undefined, field);
       if (!entry) return;
       let map = target[name] as Record<string, unknown> | undefined;
@@ -277,7 +290,9 @@ class TextFormatParser {
         this.report(start, 'duplicate-map-key', `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`, 'warning');
       }
       map[key] = entry.value === undefined ? defaultValue(field.value) : entry.value;
-      this.positions.set(map, key, start.offset);
+      // A fault about an entry is shown at its key (`key: "pixel_values"`), where the entry is named.
+      this.positions.set(map, key, this.mapKeyOffset ?? start.offset);
+      if (this.mapValueOffset !== undefined) this.positions.set(map, MAP_VALUE_PREFIX + key, this.mapValueOffset);
       return;
     }
     let value: unknown;
@@ -348,6 +363,8 @@ class TextFormatParser {
         this.report(tok, 'duplicate-field', `Non-repeated field "${tok.text}" is specified multiple times.`);
       }
       this.positions.set(target, tok.text, tok.offset);
+      if (tok.text === 'key') this.mapKeyOffset = tok.offset;
+      else this.mapValueOffset = tok.offset;
       this.parseFieldValue(target, tok.text, descriptor, depth);
       if (tok.text === 'key' && typeof target.key === 'bigint') target.key = target.key.toString();
       this.skipSeparator();

@@ -149,7 +149,7 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-unknown-input']);
       expect(diagnostics[0]!.message).toContain('in ensemble ens, ensemble tensor ids_t is mapping to non-existing input idz in model net');
       expect(diagnostics[0]!.message).toContain("did you mean 'ids'?");
-      expect(diagnostics[0]).toMatchObject({ line: 39, column: 17 });
+      expect(diagnostics[0]).toMatchObject({ line: 40, column: 9 });
     });
 
     it('recognises an input_map written value-first', () => {
