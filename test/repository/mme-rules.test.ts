@@ -149,9 +149,18 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
       expect(report.diagnostics[0]!.excerpt).toMatch(/key: "EXECUTION_ENV_PATH".*\n +\^$/);
     });
 
-    it('rejects a missing env, a path outside $$TRITON_MODEL_DIRECTORY and a file that is no tar.gz', async () => {
+    it('takes an empty archive for a stand-in: a warning that its contents are not checked', async () => {
+      const found = await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': '', ...net, ...ensemble() });
+      expect(found).toContain('warning:mme-execution-env-empty');
+      expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
+    });
+
+    it('rejects a missing env and a file that is no tar.gz, and warns about a path outside $$TRITON_MODEL_DIRECTORY', async () => {
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), ...net, ...ensemble() })).toContain('error:execution-env-missing');
-      expect(await mme({ ...pre(env('/opt/conda/env.tar.gz')), ...net, ...ensemble() })).toContain('error:mme-execution-env-path');
+      // Triton accepts the path; on SageMaker it works only if the image ships the file: a warning (issue 10.6).
+      const found = await mme({ ...pre(env('/opt/conda/env.tar.gz')), ...net, ...ensemble() });
+      expect(found).toContain('warning:mme-execution-env-path');
+      expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.zip')), 'pre/env.zip': 'zip', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': 'not gzip at all', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
     });
