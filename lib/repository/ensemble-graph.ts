@@ -91,7 +91,9 @@ export function checkEnsembleGraph(
     const first = steps.findIndex((s) => s.model_name === cycle[1]);
     error(
       'ensemble-cycle',
-      `circular dependency between ensembles: ${cycle.join(' -> ')}. An ensemble cannot contain itself, directly or through other ensembles: ` +
+      `${cycleMessage(cycle)}. An ensemble cannot contain itself, directly or through other ensembles` +
+        (cycle.length > 3 ? ` (${cycle.join(' -> ')})` : '') +
+        ': ' +
         `remove the step that closes the loop.`,
       stepPosition(ensemble, Math.max(first, 0), 'model_name'),
     );
@@ -146,7 +148,7 @@ export function checkEnsembleGraph(
         firstError ??
         (!model.parsed
           ? `its ${model.configFile} could not be parsed`
-          : `circular dependency between ensembles: ${innerCycle!.join(' -> ')}`);
+          : cycleMessage(innerCycle!));
       error(
         'ensemble-invalid-model',
         `ensemble '${e}' depends on '${m}' which is not valid. Model '${m}' failed with error: ${reason}`,
@@ -346,6 +348,15 @@ function checkStepTensors(
 function mayAddNote(model: LoadedModel, kind: 'input' | 'output', key: string): string {
   return `Triton's ${model.backend ?? ''} backend completes '${model.name}''s config at load (auto-complete) and may add ${kind} '${key}'; ` +
     `if it does not, the load fails with this message. List the ${kind} in ${model.configFile} to have the step checked here.`;
+}
+
+/**
+ * Triton's wording for a cycle `[a, ..., z, a]`: "a -> ... -> z -> a", the ensemble, the one that closes the loop,
+ * and the ensemble again (core src/model_repository_manager/model_repository_manager.cc:2250-2256).
+ */
+function cycleMessage(cycle: readonly string[]): string {
+  const start = cycle[0]!;
+  return `circular dependency between ensembles: ${start} -> ... -> ${cycle[cycle.length - 2]!} -> ${start}`;
 }
 
 function capitalize(text: string): string {

@@ -4,7 +4,7 @@
 
 import type { EnsembleStepConfig, ModelConfig } from '../config/model-config-schema';
 import { closest, diagnostic, type Diagnostic, type DiagnosticSource, type Severity, type SourcePosition } from '../diagnostics';
-import type { LoadedModel } from './model';
+import { tritonName, type LoadedModel } from './model';
 
 /** Whether the model is an ensemble Triton would schedule as one (platform `ensemble` with `ensemble_scheduling`). */
 export function isEnsemble(model: LoadedModel): boolean {
@@ -139,7 +139,8 @@ export function analyzeDataFlow(config: ModelConfig): { tensors: Map<string, Ten
  */
 export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
   if (!model.parsed || !isEnsemble(model)) return [];
-  const { config, positions, name } = model;
+  const { config, positions } = model;
+  const name = tritonName(model);
   const out: Diagnostic[] = [];
   const error = (code: string, message: string, at: SourcePosition | undefined) =>
     out.push(ensembleDiagnostic(model, 'error', code, message, at));

@@ -46,6 +46,15 @@ export interface LoadedModel {
   readonly files: ModelFiles;
 }
 
+/**
+ * The name Triton's config checks print: the config's `name`, else the directory name it is filled from (core
+ * ValidateModelConfig runs before the name is compared with the directory, src/model_repository_manager/
+ * model_repository_manager.cc InitializeModelInfo).
+ */
+export function tritonName(model: { readonly name: string; readonly config: { readonly name?: string } }): string {
+  return model.config.name || model.name;
+}
+
 /** `a/b` joined with `/` for diagnostics' file fields ('' parts dropped). */
 export function relPath(...parts: string[]): string {
   return parts.filter((p) => p !== '').join('/');

@@ -2,7 +2,7 @@
 
 import type { ModelInputConfig, ModelOutputConfig } from '../../config/model-config-schema';
 import { ioCompletion, type IoCompletion } from '../io-completion';
-import type { LoadedModel } from '../model';
+import { tritonName, type LoadedModel } from '../model';
 import type { Reporter } from './reporter';
 
 export interface IoRuleOptions {
@@ -82,7 +82,7 @@ export function checkTensor(
           (completion === 'fills-entries' ? 'it does (auto-complete), so this is checked at load, not here.' : 'this tool does not know whether it does; declare it to be sure.'))
       : r.error(code, at, field, `${triton}.`);
   const prefix = `model ${kind}`;
-  const suffix = ` for ${model.name}`;
+  const suffix = ` for ${tritonName(model)}`;
   const name = io.name ?? '';
   if (!name) {
     r.error(`${kind}-missing-name`, c, kind, `${prefix} must specify 'name'${suffix}.`, index);

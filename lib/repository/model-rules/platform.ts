@@ -3,7 +3,7 @@
 
 import { isAbsolute, normalize } from 'node:path';
 import { backendOfPlatform, PLATFORM_CHECKED_BACKENDS } from '../backend-inference';
-import type { LoadedModel } from '../model';
+import { tritonName, type LoadedModel } from '../model';
 import type { Reporter } from './reporter';
 
 export function checkPlatformBackend(model: LoadedModel, r: Reporter) {
@@ -12,23 +12,23 @@ export function checkPlatformBackend(model: LoadedModel, r: Reporter) {
   const backend = model.backend ?? '';
   if (platform === 'ensemble') {
     if (backend) {
-      r.error('ensemble-backend', c, 'backend', `Ensemble model '${model.name}' must have platform type 'ensemble' ` +
+      r.error('ensemble-backend', c, 'backend', `Ensemble model '${tritonName(model)}' must have platform type 'ensemble' ` +
         `and empty backend type. Remove backend: "${backend}".`);
     }
     if (!c.ensemble_scheduling) {
       r.error('ensemble-missing-scheduling', c, 'platform', 'ensemble scheduling must be set for ensemble ' +
-        `${model.name} whose platform is ensemble. Add ensemble_scheduling { step [ ... ] }.`);
+        `${tritonName(model)} whose platform is ensemble. Add ensemble_scheduling { step [ ... ] }.`);
     }
     return;
   }
   if (c.ensemble_scheduling) {
     r.error('ensemble-scheduling-not-ensemble', c, 'ensemble_scheduling', 'ensemble scheduling cannot be set for ' +
-      `model '${model.name}' whose platform is not ensemble. Set platform: "ensemble" or remove ` +
+      `model '${tritonName(model)}' whose platform is not ensemble. Set platform: "ensemble" or remove ` +
       'ensemble_scheduling.');
   }
   if (!backend) {
     if (platform) {
-      r.error('unknown-platform', c, 'platform', `unexpected platform type '${platform}' for ${model.name}. Known ` +
+      r.error('unknown-platform', c, 'platform', `unexpected platform type '${platform}' for ${tritonName(model)}. Known ` +
         'platforms: tensorrt_plan, onnxruntime_onnx, pytorch_libtorch, torch_aoti, tensorflow_graphdef, ' +
         'tensorflow_savedmodel, ensemble; other backends are named with backend: "...".');
     } else {

@@ -1,7 +1,7 @@
 // §8 sequence batching: control tensors, the oldest and direct strategies, and implicit state with its initial data.
 
 import { join } from 'node:path';
-import { LoadedModel, relPath } from '../model';
+import { LoadedModel, relPath, tritonName } from '../model';
 import { fileSize } from '../model-files';
 import type { Reporter } from './reporter';
 import { byteSize } from './tensor-bytes';
@@ -10,7 +10,7 @@ export function checkSequenceBatching(model: LoadedModel, r: Reporter) {
   const c = model.config;
   const sb = c.sequence_batching;
   if (!sb) return;
-  const name = model.name;
+  const name = tritonName(model);
   if (c.response_cache?.enable) {
     r.error('sequence-response-cache', c, 'response_cache', 'Response Cache does not currently support model ' +
       `${name} with sequence batching scheduler. Please disable the response cache.`);
