@@ -178,6 +178,16 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': MODEL_ONNX }));
   });
 
+  it('warns (never errs) about a backend no Triton image ships: whether its library is installed is up to the server', async () => {
+    const custom = { 'm/config.pbtxt': `backend: "mybackend" max_batch_size: 1 ${IO}`, 'm/1/model.mybackend': 'x' };
+    const found = await validateRepository(makeRepo(custom));
+    expect(found.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(found.diagnostics.find((d) => d.code === 'unknown-backend-library')?.message).toContain(
+      "unable to find backend library for backend 'mybackend', try specifying runtime on the model configuration.",
+    );
+    await expectClean({ 'm/config.pbtxt': `backend: "mybackend" runtime: "libcustom.so" max_batch_size: 1 ${IO}`, 'm/1/model.mybackend': 'x' });
+  });
+
   it('uses default_model_filename and requires the OpenVINO weights file', async () => {
     await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': MODEL_ONNX }));
     await expectFault(onnx('default_model_filename: "bert.onnx"'), 'model-file-missing');

@@ -46,12 +46,26 @@ export function checkPlatformBackend(model: LoadedModel, r: Reporter) {
     r.error('platform-backend-mismatch', c, field, `unexpected 'platform' and 'backend' pair, got:${platform}, ${backend}.${fix}`);
   }
   const runtime = c.runtime;
+  if (!runtime && !SHIPPED_BACKENDS.has(backend)) {
+    // Whether the library is there is a fact about the server, not the repository: a warning.
+    r.warning('unknown-backend-library', c, c.backend !== undefined ? 'backend' : undefined, `Backend '${backend}' is ` +
+      "not one of the backends Triton's images ship, so the load works only if the serving image adds " +
+      `<backends>/${backend}/libtriton_${backend}.so (or a python-based backend's model.py); otherwise Triton fails ` +
+      `with "unable to find backend library for backend '${backend}', try specifying runtime on the model configuration."`);
+  }
   if (runtime && (isAbsolute(runtime) || normalize(runtime).split(/[\\/]/).includes('..'))) {
     r.error('runtime-escapes', c, 'runtime', `backend library name '${runtime}' escapes backend directory, for ` +
       `model '${model.name}', check model config runtime field. Give a library file name such as ` +
       `"libtriton_${backend}.so" or "model.py".`);
   }
 }
+
+/**
+ * Backends in Triton's release images: server build.py:2212-2224 (enable_all) plus tensorflow (older releases) and
+ * the ones of the vLLM and TensorRT-LLM images; core src/backend_model.cc:436-443 fails the load for any other
+ * unless the server has its library.
+ */
+const SHIPPED_BACKENDS = new Set(['onnxruntime', 'python', 'dali', 'pytorch', 'openvino', 'fil', 'tensorrt', 'identity', 'square', 'repeat', 'tensorflow', 'vllm', 'tensorrtllm']);
 
 function examplePlatform(backend: string): string {
   const examples: Record<string, string> = {
