@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { FLOAT, onnxModel } from '../model-files/onnx-writer';
@@ -48,6 +49,32 @@ describe('repository discovery (§1)', () => {
     const found = await validateRepository(makeRepo(onnx('', {}, 'name: "other"\nbackend: "onnxruntime"\nmax_batch_size: 8')));
     expect(found.diagnostics[0]!.message).toContain("unexpected directory name 'm' for model 'other'");
     await expectClean(onnx('', {}, 'backend: "onnxruntime"\nmax_batch_size: 8'));
+  });
+
+  it('treats a model directory given without config.pbtxt as that model, not as a repository of models 1, 2', async () => {
+    const root = makeRepo({ 'mymodel/1/model.plan': '', 'mymodel/2/model.plan': '' });
+    const report = await validateRepository(join(root, 'mymodel'));
+    expect(report.models.map((m) => m.name)).toEqual(['mymodel']);
+    expect(report.diagnostics).toMatchObject([{ severity: 'warning', code: 'config-missing', file: '.' }]);
+    expect(report.diagnostics[0]!.message).toContain('generates it from the tensorrt model');
+    expect(report.diagnostics[0]!.message).toContain('The path given is a model directory: 1/, 2/ are its version directories');
+    // A backend that cannot generate a config: the error says so.
+    const pt = await validateRepository(join(makeRepo({ 'net/1/model.pt': 'x' }), 'net'));
+    expect(pt.diagnostics.map((d) => `${d.severity}:${d.code}`)).toEqual(['error:config-missing']);
+  });
+
+  it('points at a config.pbtxt put in the version directory', async () => {
+    const report = await validateRepository(makeRepo({ 'ens/1/config.pbtxt': 'platform: "ensemble"', 'm/1/model.py': 'class TritonPythonModel:\n    def execute(self, r):\n        return []\n', 'm/config.pbtxt': 'backend: "python"' }));
+    const d = report.diagnostics.find((x) => x.model === 'ens' && x.code === 'unknown-backend');
+    expect(d?.message).toContain("Could not determine backend for model 'ens'");
+    expect(d?.message).toContain('ens/1/config.pbtxt is in the version directory, where Triton does not look: move it to ens/config.pbtxt.');
+  });
+
+  it('says a hidden directory holding a model is skipped because it is hidden (Triton would load it)', async () => {
+    const report = await validateRepository(makeRepo({ ...onnx(), '.old/config.pbtxt': 'backend: "python"', '.old/1/model.py': 'x' }));
+    expect(report.models.map((m) => m.name)).toEqual(['m']);
+    expect(report.diagnostics).toMatchObject([{ severity: 'warning', code: 'hidden-model-directory', file: '.old' }]);
+    expect(report.diagnostics[0]!.message).toContain("it is hidden: this tool skips hidden directories, so it is not checked. Triton does not skip it: it loads it as a model named '.old'");
   });
 
   it.each(['.ipynb_checkpoints', '__MACOSX', '.hidden'])('rejects a stray %s directory that Triton would try to load', async (dir) => {
