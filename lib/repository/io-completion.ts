@@ -23,7 +23,7 @@ export type IoCompletion = 'none' | 'when-empty' | 'fills-entries' | 'unknown';
  * backend's model.py defines it (vllm_backend src/model.py:50).
  */
 export function ioCompletion(model: LoadedModel): IoCompletion {
-  if (model.platform === 'ensemble') return 'none';
+  if (model.platform === 'ensemble' || model.completedOffline) return 'none';
   switch (model.backend) {
     case 'onnxruntime':
     case 'openvino':

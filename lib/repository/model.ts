@@ -44,6 +44,11 @@ export interface LoadedModel {
   readonly entryNames: readonly string[];
   /** The files around the model, for the rules that look at them (rules never call the file system themselves). */
   readonly files: ModelFiles;
+  /**
+   * Set when `config` is the config as the backend completes it at load, reproduced offline (the model.onnx read,
+   * auto_complete_config run): its inputs and outputs are then final.
+   */
+  readonly completedOffline?: boolean;
 }
 
 /**

@@ -7,7 +7,10 @@ import type { Reporter } from './reporter';
 
 export interface IoRuleOptions {
   /** What an offline auto-complete (the ONNX file read, auto_complete_config run) made of the config. */
-  readonly completed?: { readonly input?: readonly unknown[]; readonly output?: readonly unknown[] };
+  readonly completed?: {
+    readonly input?: readonly (ModelInputConfig | ModelOutputConfig)[];
+    readonly output?: readonly (ModelInputConfig | ModelOutputConfig)[];
+  };
 }
 
 export function checkIo(model: LoadedModel, r: Reporter, isEnsemble: boolean, options: IoRuleOptions = {}) {
@@ -24,8 +27,13 @@ export function checkIo(model: LoadedModel, r: Reporter, isEnsemble: boolean, op
   }
   const mbs = c.max_batch_size ?? 0;
   const seen = { input: new Map<string, number>(), output: new Map<string, number>() };
-  inputs.forEach((io, i) => checkTensor(model, r, 'input', io, i, mbs, seen.input, completion));
-  outputs.forEach((io, i) => checkTensor(model, r, 'output', io, i, mbs, seen.output, completion));
+  // A tensor the offline auto-complete filled in (data_type and dims) is complete: its gaps are not reported.
+  const filled = (list: readonly (ModelInputConfig | ModelOutputConfig)[] | undefined) =>
+    new Set((list ?? []).filter((t) => t.data_type && t.data_type !== 'TYPE_INVALID' && (t.dims?.length ?? 0) > 0).map((t) => t.name ?? ''));
+  const filledInputs = filled(options.completed?.input);
+  const filledOutputs = filled(options.completed?.output);
+  inputs.forEach((io, i) => checkTensor(model, r, 'input', io, i, mbs, seen.input, filledInputs.has(io.name ?? '') ? 'filled' : completion));
+  outputs.forEach((io, i) => checkTensor(model, r, 'output', io, i, mbs, seen.output, filledOutputs.has(io.name ?? '') ? 'filled' : completion));
 }
 
 function missingList(model: LoadedModel, r: Reporter, what: 'inputs' | 'outputs', completion: IoCompletion) {
@@ -71,13 +79,15 @@ export function checkTensor(
   index: number,
   mbs: number,
   seen: Map<string, number>,
-  completion: IoCompletion = 'none',
+  completion: IoCompletion | 'filled' = 'none',
 ) {
   const c = model.config;
   // Where the backend completes listed tensors, a missing data_type or dims is its to fill (10.1): a warning.
   const fills = completion === 'fills-entries' || completion === 'unknown';
   const incomplete = (code: string, at: object, field: string | undefined, triton: string) =>
-    fills
+    completion === 'filled'
+      ? undefined
+      : fills
       ? r.warning(code, at, field, `${triton}, unless the ${model.backend} backend fills it in at load: ` +
           (completion === 'fills-entries' ? 'it does (auto-complete), so this is checked at load, not here.' : 'this tool does not know whether it does; declare it to be sure.'))
       : r.error(code, at, field, `${triton}.`);
@@ -110,7 +120,7 @@ export function checkTensor(
   }
   const dims = io.dims ?? [];
   if (dims.length === 0) {
-    if (fills) incomplete(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}`);
+    if (fills || completion === 'filled') incomplete(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}`);
     else {
       r.error(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}. A scalar is written ` +
         'dims: [ 1 ] with reshape: { shape: [ ] }.');
