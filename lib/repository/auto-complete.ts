@@ -7,7 +7,7 @@ import type { DataTypeName, ModelConfig, ModelInputConfig, ModelOutputConfig } f
 import { diagnostic, type Diagnostic } from '../diagnostics';
 import type { AutoCompleteJob, AutoCompleteResult, RunOptions } from '../python-auto-complete/run';
 import { relPath, tritonName, type LoadedModel } from './model';
-import { checkOnnxModel } from './onnx-rules';
+import type { checkOnnxModel } from './onnx-rules';
 
 export interface Completion {
   /** The completed config, when the backend's auto-complete could be reproduced. */
@@ -16,10 +16,20 @@ export interface Completion {
   readonly diagnostics: Diagnostic[];
 }
 
+/**
+ * The completer for models whose backend reads the model file (onnxruntime), loaded only when the repository has one:
+ * `validate` starts in a few tens of milliseconds, and most repositories need no ONNX reader.
+ */
+export async function modelFileCompleter(models: readonly LoadedModel[]): Promise<(model: LoadedModel) => Completion | undefined> {
+  if (!models.some((m) => m.backend === 'onnxruntime')) return () => undefined;
+  const { checkOnnxModel: check } = await import('./onnx-rules');
+  return (model) => completeFromModelFile(model, check);
+}
+
 /** Completes (and checks against its model file) one model whose backend reads the model file: onnxruntime. */
-export function completeFromModelFile(model: LoadedModel): Completion | undefined {
+export function completeFromModelFile(model: LoadedModel, check: typeof checkOnnxModel): Completion | undefined {
   if (model.backend !== 'onnxruntime' || !model.parsed) return undefined;
-  const outcome = checkOnnxModel(model);
+  const outcome = check(model);
   return { ...(outcome.completed ? { config: outcome.completed } : {}), diagnostics: outcome.diagnostics };
 }
 

@@ -6,7 +6,7 @@ import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
 import type { RunOptions } from '../python-auto-complete/run';
-import { completeFromModelFile, completeWithPython, withCompletedConfig, type Completion } from './auto-complete';
+import { completeWithPython, modelFileCompleter, withCompletedConfig, type Completion } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
@@ -81,6 +81,7 @@ export async function validateRepository(path: string, options: ValidateOptions 
     : new Map();
   // Ensembles are checked against the configs Triton will have after auto-complete, where that can be reproduced.
   const asLoaded = new Map<string, LoadedModel>();
+  const completeFromModelFile = await modelFileCompleter(models);
   for (const model of models) {
     const completion = completeFromModelFile(model) ?? fromPython.get(model.name);
     const found = [...checkModel(model, { renamed, completed: completion?.config }), ...(completion?.diagnostics ?? [])];
