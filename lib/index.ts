@@ -20,3 +20,8 @@ export { ERROR_CODES, isMmeError, MmeError } from './errors';
 export type { ErrorCode } from './errors';
 export { diagnostic } from './diagnostics';
 export type { DiagnosticSource, SourcePosition } from './diagnostics';
+export { EndpointLogParser, parseEndpointLog } from './logs/endpoint-log-parser';
+export type { DrainOptions, ParserOptions } from './logs/endpoint-log-parser';
+export type { KnownFailure, LogEvent, LogEventKind, LogRecord } from './logs/log-event';
+export { failuresByModel } from './logs/failure-summary';
+export type { ModelFailures } from './logs/failure-summary';

@@ -11,7 +11,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['diagnostics', 'errors.ts', 'paths.ts', 'user-errors.ts'],
   ['catalog', 'config', 'model-files', 'python-auto-complete'],
   ['archive'],
-  ['repository'],
+  ['repository', 'logs'],
   ['aws', 'local', 'plan'],
   ['cli', 'index.ts'],
 ];

@@ -56,7 +56,7 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
 
   const { createSageMakerRuntimeClient, loadSageMakerRuntime } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
   const { explainAwsError } = require('../aws/aws-errors') as typeof import('../aws/aws-errors');
-  const { explainInvokeFailure } = require('../aws/container-errors') as typeof import('../aws/container-errors');
+  const { explainInvokeFailure } = require('../catalog/container-failures') as typeof import('../catalog/container-failures');
   const { InvokeEndpointCommand } = loadSageMakerRuntime();
   const connection = connectionOf(options);
   const client = createSageMakerRuntimeClient(connection);

@@ -252,6 +252,35 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       setExit(await runStatus(options, io));
     });
 
+  addAwsOptions(
+    program
+      .command('logs')
+      .description(
+        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their cause and fix, evictions, python tracebacks.",
+      ),
+    'print one JSON object per event, one per line',
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--since <when>', 'start of the window: a duration back from now (30m, 1h, 2d) or an ISO 8601 time', '1h')
+    .option('--target-model <name>', 'only the events of this TargetModel')
+    .option('--variant <name>', 'only the instances of this production variant')
+    .option('-f, --follow', 'keep reading new lines until Ctrl-C')
+    .option('--poll-interval <seconds>', 'with --follow, seconds between two reads of new lines (default: 5)')
+    .action(async (options: import('./logs').LogsOptions) => {
+      const { runLogs } = await import('./logs');
+      // The CLI owns the signals: Ctrl-C or SIGTERM stops a follow (or a long read) cleanly; a second one kills.
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        setExit(await runLogs(options, io, abort.signal));
+      } finally {
+        process.removeListener('SIGINT', stop);
+        process.removeListener('SIGTERM', stop);
+      }
+    });
+
   for (const command of program.commands) {
     command.exitOverride().configureOutput({
       writeOut: (s) => io.stdout(s),

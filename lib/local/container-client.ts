@@ -3,7 +3,7 @@
 
 import { request as httpRequest, IncomingHttpHeaders } from 'node:http';
 import { MmeError } from '../errors';
-import { ContainerOperation, explainContainerFailure, tritonErrorText } from '../aws/container-errors';
+import { ContainerOperation, explainContainerFailure, tritonErrorText } from '../catalog/container-failures';
 
 /** The local container's SageMaker port, as `docker run -p 8080:8080` publishes it. */
 export const DEFAULT_CONTAINER_URL = 'http://127.0.0.1:8080';
@@ -23,7 +23,7 @@ export interface ListedModel {
   readonly modelUrl?: string;
 }
 
-export type { ContainerOperation } from '../aws/container-errors';
+export type { ContainerOperation } from '../catalog/container-failures';
 
 /** Parses and checks `--url`: an http URL with no path beyond `/`. */
 export function parseContainerUrl(text: string): URL {
@@ -114,7 +114,7 @@ export function errorText(response: ContainerResponse): string {
   return tritonErrorText(response.body);
 }
 
-/** The message for a non-2xx response, naming the TargetModel, the status and what to do (lib/aws/container-errors.ts). */
+/** The message for a non-2xx response, naming the TargetModel, the status and what to do (lib/catalog/container-failures.ts). */
 export function describeFailure(operation: ContainerOperation, targetModel: string, response: ContainerResponse): string {
   return explainContainerFailure({ operation, targetModel, status: response.status, text: errorText(response) }, { kind: 'local' });
 }

@@ -20,6 +20,7 @@ import {
   DescribeScalingPoliciesCommand,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { CliIo } from '../../lib/cli/io';
 import { runPush } from '../../lib/cli/push';
@@ -34,6 +35,8 @@ const sageMaker = mockClient(SageMakerClient);
 const runtime = mockClient(SageMakerRuntimeClient);
 const autoScaling = mockClient(ApplicationAutoScalingClient);
 const cloudWatch = mockClient(CloudWatchClient);
+// status also reads the failures of the hour (tested in logs-mocked.test.ts); here the log has none.
+const cloudWatchLogs = mockClient(CloudWatchLogsClient);
 
 function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';
@@ -48,7 +51,8 @@ function awsError(name: string, status: number, message = name): Error {
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cli-mocked-'));
-  for (const mock of [s3, sageMaker, runtime, autoScaling, cloudWatch]) mock.reset();
+  for (const mock of [s3, sageMaker, runtime, autoScaling, cloudWatch, cloudWatchLogs]) mock.reset();
+  cloudWatchLogs.on(FilterLogEventsCommand).resolves({ events: [] });
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

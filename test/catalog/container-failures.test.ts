@@ -3,7 +3,7 @@ import {
   explainContainerFailure,
   explainInvokeFailure,
   tritonErrorText,
-} from '../../lib/aws/container-errors';
+} from '../../lib/catalog/container-failures';
 import { MmeError } from '../../lib/errors';
 
 const endpoint = { kind: 'endpoint' as const, endpoint: 'mme' };
