@@ -35,7 +35,9 @@ export function completeFromModelFile(model: LoadedModel, check: typeof checkOnn
 
 /** The model as the ensemble rules should see it: with its completed config, when there is one. */
 export function withCompletedConfig(model: LoadedModel, completion: Completion | undefined): LoadedModel {
-  return completion?.config ? { ...model, config: completion.config, completedOffline: true } : model;
+  // An unchanged config (the backend had nothing to fill) needs no copy of the model: ten thousand models add up.
+  if (!completion?.config || completion.config === model.config) return model;
+  return { ...model, config: completion.config, completedOffline: true };
 }
 
 /**
