@@ -139,7 +139,8 @@ function modelPath(model: OnnxRuleSubject, dirName: string, filename: string): {
     const inner = join(path, 'model.onnx');
     return model.files.stat(inner)?.kind === 'file' ? { path: inner, shownName: `${filename}/model.onnx` } : undefined;
   }
-  return info ? { path, shownName: filename } : undefined;
+  // Only regular files are opened: opening a FIFO would wait for a writer (other kinds are the file rules' to report).
+  return info?.kind === 'file' ? { path, shownName: filename } : undefined;
 }
 
 function readModelFile(files: ModelFiles, path: string): OnnxReadResult {
