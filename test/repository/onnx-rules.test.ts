@@ -152,6 +152,13 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
       expect(r.diagnostics[0]!.message).toMatch(/^m\/1\/model\.onnx is not an ONNX model: .*ONNX Runtime fails to load it/);
     });
 
+    it('does not open a model.onnx that is not a regular file (a FIFO would wait for a writer forever)', async () => {
+      const root = makeRepo({ 'm/config.pbtxt': '', 'm/1/': null });
+      spawnSync('mkfifo', [join(root, 'm', '1', 'model.onnx')]);
+      const repo = await loadRepository(root);
+      expect(checkOnnxModel(repo.models[0]!).diagnostics).toEqual([]);
+    });
+
     it('reads <version>/model.onnx/model.onnx when model.onnx is a directory, as the backend does', async () => {
       const repo = await loadRepository(makeRepo({ 'm/1/model.onnx/model.onnx': onnx.batched!, 'm/config.pbtxt': '' }));
       expect(checkOnnxModel(repo.models[0]!).completed?.input?.length).toBe(2);
