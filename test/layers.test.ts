@@ -12,7 +12,7 @@ const LIB = join(__dirname, '..', 'lib');
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts'],
-  ['archive', 'catalog', 'config'],
+  ['archive', 'catalog', 'config', 'model-files', 'python-auto-complete'],
   ['logs', 'repository'],
   ['aws', 'bundle', 'local', 'plan'],
   ['push'],
