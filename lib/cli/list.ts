@@ -31,7 +31,8 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
       if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);
       const when = model.lastModified ? model.lastModified.toISOString().slice(0, 19).replace('T', ' ') : '-';
       if (model.problem) notTargetModels.push(model.problem);
-      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
+      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ` +
+        `${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
     }
     const where = s3Url(location);
     if (options.json) {
@@ -42,7 +43,8 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
     } else {
       io.stdout(`${count} model${count === 1 ? '' : 's'}, ${formatBytes(total)} under ${where}\n`);
       if (notTargetModels.length > 0) {
-        io.stdout(`${notTargetModels.length} object(s) marked (not a TargetModel) cannot be loaded, invoked or removed by name: ${notTargetModels[0]} Delete them with \`aws s3 rm\`.\n`);
+        io.stdout(`${notTargetModels.length} object(s) marked (not a TargetModel) cannot be loaded, invoked or ` +
+          `removed by name: ${notTargetModels[0]} Delete them with \`aws s3 rm\`.\n`);
       }
     }
     return ExitCode.Ok;

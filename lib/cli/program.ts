@@ -254,7 +254,8 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     program
       .command('logs')
       .description(
-        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their cause and fix, evictions, python tracebacks.",
+        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their " +
+          "cause and fix, evictions, python tracebacks.",
       ),
     'print one JSON object per event, one per line',
   )

@@ -88,7 +88,8 @@ export function formatStatus(report: EndpointStatusReport): string {
     lines.push('No data points in the last hour: the endpoint had no traffic, or metrics are still arriving.');
   }
   if (report.failures) {
-    lines.push('', `Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs --endpoint ${endpoint.endpointName})`);
+    lines.push('', 'Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs ' +
+      `--endpoint ${endpoint.endpointName})`);
     lines.push(formatFailureSummary(report.failures).trimEnd());
   }
   return `${lines.join('\n')}\n`;
