@@ -8,7 +8,9 @@ import { readAppContext } from '../constructs/app-context';
 import { TritonMmeStack } from '../constructs/triton-mme-stack';
 
 try {
-  const app = new App();
+  // Without a stack trace per annotation, `cdk synth` prints each warning alone instead of after a bare file:line of
+  // the construct that raised it; `cdk synth --debug` (CDK_DEBUG) keeps them.
+  const app = new App({ stackTraces: process.env.CDK_DEBUG === 'true' });
   const settings = readAppContext(app.node);
   const stack = new TritonMmeStack(app, settings.stackName, {
     ...settings.stackProps,

@@ -54,10 +54,7 @@ export const ERROR_CODES = {
   AWS_NOT_READY: 'the resource is not ready',
   /** The service could not be reached. */
   AWS_UNREACHABLE: 'the service could not be reached',
-  /**
-   * A push was cancelled while uploading (its multipart upload aborted). Exit 1, as before codes existed; ABORTED
-   * (130) would be the consistent choice.
-   */
+  /** A push was cancelled while uploading (its multipart upload aborted, or the command to abort it given). */
   UPLOAD_CANCELLED: 'an upload was cancelled',
   /** The object already exists and would be replaced. */
   ALREADY_EXISTS: 'the object already exists',
@@ -69,7 +66,7 @@ export const ERROR_CODES = {
   AWS_FAILED: 'an AWS call failed',
 
   // ---- a local Triton container ----
-  /** No container answered at the address. */
+  /** No container answered at the address (a usage problem: start one, or give --url). */
   CONTAINER_UNREACHABLE: 'no container answered',
   /** The container answered with a failure. */
   CONTAINER_FAILED: 'the container answered with a failure',
@@ -93,4 +90,33 @@ export class MmeError extends Error {
 /** Whether `err` is an MmeError (with `code`, when given). */
 export function isMmeError(err: unknown, code?: ErrorCode): err is MmeError {
   return err instanceof MmeError && (code === undefined || err.code === code);
+}
+
+/** What an errno means for a file someone asked us to read, in words (`permission denied`). */
+const READ_FAILURES: Readonly<Record<string, string>> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory, not a file',
+  ELOOP: 'too many levels of symbolic links (a link loop)',
+  EIO: 'input/output error',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files',
+};
+
+/** `permission denied` for an EACCES error, and Node's own message for what has no words here. */
+export function readFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && READ_FAILURES[code]) return READ_FAILURES[code];
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The error for an input that cannot be read: `cannot read PATH: permission denied`, code NOT_FOUND when it does not
+ * exist and UNREADABLE otherwise (the CLI exits 2 for both). `shown` is the path as the user knows it.
+ */
+export function unreadable(shown: string, err: unknown): MmeError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'NOT_FOUND' : 'UNREADABLE';
+  return new MmeError(code, `cannot read ${shown}: ${readFailure(err)}`, { cause: err });
 }

@@ -11,7 +11,7 @@ const LIB = join(__dirname, '..', 'lib');
  * segment below lib/: a folder, or a file at the top.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts'],
+  ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts', 'shell-quote.ts'],
   ['archive', 'catalog', 'config', 'model-files', 'python-auto-complete'],
   ['logs', 'repository'],
   ['aws', 'bundle', 'local', 'plan'],

@@ -1,11 +1,13 @@
 // Walks a model repository and lists what goes into its archive, in archive order, refusing what cannot be packed
 // safely (links that leave the repository, devices, FIFOs, sockets, names an extractor refuses) as diagnostics.
 
-import type { Stats } from 'node:fs';
-import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Diagnostic, sortDiagnostics } from '../diagnostics';
+import { readFailure } from '../errors';
 import { isInside } from '../paths';
+import { shellCommand } from '../shell-quote';
 import { archivePathProblem } from './entry-names';
 import { excludedReason } from './exclusions';
 
@@ -49,6 +51,18 @@ export interface CollectResult {
   readonly excluded: string[];
   /** Error diagnostics for what cannot be packed; when there is any, nothing should be written. */
   readonly problems: Diagnostic[];
+  /**
+   * What exists but cannot be read by this user (relative paths, '.' for the root, with the reason): read errors,
+   * not faults of the repository. When there is any, nothing should be written.
+   */
+  readonly unreadable: CollectReadFailure[];
+}
+
+export interface CollectReadFailure {
+  readonly path: string;
+  /** In words: `permission denied`. */
+  readonly reason: string;
+  readonly errno?: string;
 }
 
 /**
@@ -68,7 +82,7 @@ export async function collectEntries(root: string, options: CollectOptions = {})
       return walk.result();
     }
   } catch (err) {
-    walk.problem('unreadable', '.', `Cannot read ${root}: ${errorText(err)}.`);
+    walk.unreadable('.', err);
     return walk.result();
   }
   walk.rootReal = rootReal;
@@ -90,6 +104,7 @@ class RepositoryWalk {
   private readonly entries: ArchiveEntry[] = [];
   private readonly excluded: string[] = [];
   private readonly problems: Diagnostic[] = [];
+  private readonly failures: CollectReadFailure[] = [];
   private readonly hardLinks = new Map<string, HardLink>();
 
   /** Walks `dirReal` (a real path), whose entries appear under `relDir`; `chain` holds the real paths walked into. */
@@ -99,7 +114,7 @@ class RepositoryWalk {
       // As bytes: a name that is not valid UTF-8 would otherwise come back with U+FFFD and be missing (ENOENT).
       rawNames = await readdir(dirReal, { encoding: 'buffer' });
     } catch (err) {
-      this.problem('unreadable', relDir || '.', `Cannot read directory ${relDir || '.'}: ${errorText(err)}.`);
+      this.unreadable(relDir || '.', err);
       return;
     }
     const names: string[] = [];
@@ -135,7 +150,7 @@ class RepositoryWalk {
     try {
       stats = await lstat(absolute);
     } catch (err) {
-      this.problem('unreadable', relPath, `Cannot read ${relPath}: ${errorText(err)}.`);
+      this.unreadable(relPath, err);
       return;
     }
     if (stats.isSymbolicLink()) {
@@ -144,7 +159,7 @@ class RepositoryWalk {
       this.entries.push({ path: relPath, type: 'directory', size: 0, executable: false });
       await this.directory(absolute, relPath, [...chain, absolute]);
     } else if (stats.isFile()) {
-      this.file(absolute, relPath, stats);
+      await this.file(absolute, relPath, stats);
     } else {
       this.special(relPath, stats);
     }
@@ -166,7 +181,7 @@ class RepositoryWalk {
       } else if (code === 'ELOOP') {
         this.problem('symlink-loop', relPath, `${relPath} is a symbolic link that loops ("${linkText}"). Remove the link.`);
       } else {
-        this.problem('unreadable', relPath, `Cannot follow the symbolic link ${relPath}: ${errorText(err)}.`);
+        this.unreadable(relPath, err);
       }
       return;
     }
@@ -176,7 +191,7 @@ class RepositoryWalk {
         relPath,
         `${relPath} is a symbolic link to "${linkText}", which is outside the repository (${target}); the archive ` +
           `must be self-contained. Copy the target into the repository in place of the link ` +
-          `(cp --remove-destination "${target}" "${relPath}" for a file).`,
+          `(${shellCommand(['cp', '--remove-destination', target, relPath])} for a file).`,
       );
       return;
     }
@@ -184,7 +199,7 @@ class RepositoryWalk {
     try {
       stats = await stat(target);
     } catch (err) {
-      this.problem('unreadable', relPath, `Cannot read ${relPath} (a link to ${target}): ${errorText(err)}.`);
+      this.unreadable(relPath, err);
       return;
     }
     if (stats.isDirectory()) {
@@ -200,13 +215,20 @@ class RepositoryWalk {
       this.entries.push({ path: relPath, type: 'directory', size: 0, executable: false });
       await this.directory(target, relPath, [...chain, target]);
     } else if (stats.isFile()) {
-      this.file(target, relPath, stats);
+      await this.file(target, relPath, stats);
     } else {
       this.special(relPath, stats);
     }
   }
 
-  private file(source: string, relPath: string, stats: Stats): void {
+  private async file(source: string, relPath: string, stats: Stats): Promise<void> {
+    // The packer opens every file: one this user may not read is a read error now, not a failure halfway through.
+    try {
+      await access(source, constants.R_OK);
+    } catch (err) {
+      this.unreadable(relPath, err);
+      return;
+    }
     this.entries.push({
       path: relPath,
       type: 'file',
@@ -249,13 +271,19 @@ class RepositoryWalk {
         link.relPath,
         `${link.relPath} is a hard link shared with ${outside} path(s) outside the repository; packing it would ` +
           `ship a file that something else can change. Make it an independent copy ` +
-          `(cp "${link.relPath}" "${link.relPath}.copy" && mv "${link.relPath}.copy" "${link.relPath}").`,
+          `(${shellCommand(['cp', link.relPath, `${link.relPath}.copy`])} && ` +
+          `${shellCommand(['mv', `${link.relPath}.copy`, link.relPath])}).`,
       );
     }
   }
 
   problem(code: string, file: string, message: string): void {
     this.problems.push({ severity: 'error', code, message, file });
+  }
+
+  unreadable(path: string, err: unknown): void {
+    const errno = (err as NodeJS.ErrnoException).code;
+    this.failures.push({ path, reason: readFailure(err), ...(errno ? { errno } : {}) });
   }
 
   result(prefix?: string): CollectResult {
@@ -269,6 +297,7 @@ class RepositoryWalk {
       entries: entries.sort((a, b) => compareBytes(a.path, b.path)),
       excluded: [...this.excluded].sort(compareBytes),
       problems: sortDiagnostics(this.problems),
+      unreadable: [...this.failures].sort((a, b) => compareBytes(a.path, b.path)),
     };
   }
 }
@@ -292,8 +321,4 @@ function utf8Name(raw: Buffer): string | undefined {
 /** A name with every byte outside printable ASCII shown as \xNN (as bash's $'...' quoting does), for messages. */
 function escapedName(raw: Buffer): string {
   return [...raw].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -5,7 +5,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
-import { MmeError } from '../errors';
+import { MmeError, unreadable } from '../errors';
 import type { ArchiveEntry } from './collect';
 import { crc32 } from './crc32';
 import { chooseEncoding, deflateSpan, deflateSpanSync, storedBlocks } from './deflate-span';
@@ -31,6 +31,11 @@ export interface TarGzOptions {
    * @default - one per core, at most 4 (0 for archives of a few MiB)
    */
   readonly workers?: number;
+  /**
+   * Called after each read of file content, with the content bytes read so far and their total.
+   * @default - no progress
+   */
+  readonly onProgress?: (read: number, total: number) => void;
 }
 
 /**
@@ -54,7 +59,7 @@ export function createTarGzStream(entries: readonly ArchiveEntry[], options: Tar
   const small = entries.reduce((sum, entry) => sum + entry.size + TAR_BLOCK, 0) <= 2 * SPAN;
   const workers = options.workers ?? (small ? 0 : Math.min(availableParallelism(), 4));
   // The generator reads ahead by itself (spans in flight); the stream buffers no more than one piece.
-  return Readable.from(gzipMember(entries, level, workers), { objectMode: false });
+  return Readable.from(gzipMember(entries, level, workers, options.onProgress), { objectMode: false });
 }
 
 // ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=0 OS=255 (unknown): nothing that depends on the machine or the time.
@@ -62,14 +67,19 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xff]
 // An empty stored block with BFINAL set ends the deflate stream that the spans, all non-final, leave open.
 const FINAL_BLOCK = Buffer.from([0x01, 0x00, 0x00, 0xff, 0xff]);
 
-async function* gzipMember(entries: readonly ArchiveEntry[], level: number, workers: number): AsyncGenerator<Uint8Array> {
+async function* gzipMember(
+  entries: readonly ArchiveEntry[],
+  level: number,
+  workers: number,
+  onProgress: TarGzOptions['onProgress'],
+): AsyncGenerator<Uint8Array> {
   // A span's bytes are copied into its encoded form, so its memory is free again once encoded: reading into
   // recycled spans keeps memory flat.
   const free: Buffer[] = [];
   const recycle = (span: Uint8Array) => {
     if (span.length === SPAN && free.length < workers + 2) free.push(span as Buffer);
   };
-  const spans = tarSpans(entries, () => free.pop() ?? Buffer.allocUnsafeSlow(SPAN));
+  const spans = tarSpans(entries, () => free.pop() ?? Buffer.allocUnsafeSlow(SPAN), onProgress);
   try {
     yield GZIP_HEADER;
     // Encoded spans in archive order, or the promise of one while the thread pool deflates it.
@@ -121,7 +131,13 @@ async function* gzipMember(entries: readonly ArchiveEntry[], level: number, work
 }
 
 /** The tar stream as spans of exactly SPAN bytes (the last one shorter), each in memory of its own from `allocate`. */
-async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffer): AsyncGenerator<Uint8Array, void, undefined> {
+async function* tarSpans(
+  entries: readonly ArchiveEntry[],
+  allocate: () => Buffer,
+  onProgress: TarGzOptions['onProgress'],
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const content = entries.reduce((sum, entry) => sum + (entry.type === 'file' ? entry.size : 0), 0);
+  let contentRead = 0;
   let span = allocate();
   let used = 0;
   let written = 0;
@@ -155,6 +171,8 @@ async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffe
         used += bytesRead;
         position += bytesRead;
         written += bytesRead;
+        contentRead += bytesRead;
+        onProgress?.(contentRead, content);
         if (used === SPAN) {
           yield span;
           span = allocate();
@@ -164,7 +182,7 @@ async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffe
       if ((await file.stat()).size !== entry.size) throw changedWhilePacking(entry);
     } catch (err) {
       if (err instanceof MmeError) throw err;
-      throw new MmeError('UNREADABLE', `Cannot read ${entry.source}: ${(err as Error).message}.`, { cause: err });
+      throw unreadable(entry.source, err);
     } finally {
       await file.close();
     }
@@ -186,7 +204,7 @@ async function openCollected(entry: ArchiveEntry) {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw replacedWhilePacking(entry, 'a symbolic link');
-    throw new MmeError('UNREADABLE', `Cannot read ${entry.source}: ${(err as Error).message}.`, { cause: err });
+    throw unreadable(entry.source!, err);
   }
   if (entry.identity) {
     const stats = await file.stat();

@@ -6,10 +6,10 @@
 import { constants, createReadStream } from 'node:fs';
 import { link, lstat, mkdir, open, symlink, unlink } from 'node:fs/promises';
 import { join, posix, resolve } from 'node:path';
-import { Readable } from 'node:stream';
+import { addAbortSignal, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { isMmeError, MmeError } from '../errors';
+import { isMmeError, MmeError, unreadable } from '../errors';
 import { invalidArchive } from './archive-error';
 import { hardLinkTargetReason, linkEscapeReason } from './archive-links';
 import { archivePathProblem } from './entry-names';
@@ -54,11 +54,16 @@ export type TarEntryHandler = (entry: TarEntry, content: Readable) => Promise<vo
  *
  * Rejects with an MmeError — TAR_BAD_ARCHIVE (not a tar or gzip, checksum, malformed PAX record, data after the end,
  * no entries), TAR_BAD_SIZE (a size that is not an integer >= 0), TAR_TRUNCATED (the data ends early), NOT_FOUND or
- * UNREADABLE (the file) — whose message says what and at which byte of the tar stream; or with the callback's own
- * error. A caller should treat what the callback saw as void unless the promise resolves.
+ * UNREADABLE (the file), ABORTED (`signal`) — whose message says what and at which byte of the tar stream; or with the
+ * callback's own error. A caller should treat what the callback saw as void unless the promise resolves.
  */
-export async function readTarGz(source: Readable | string, onEntry: TarEntryHandler): Promise<void> {
-  const input = typeof source === 'string' ? createReadStream(source) : source;
+export async function readTarGz(
+  source: Readable | string,
+  onEntry: TarEntryHandler,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<void> {
+  const { signal } = options;
+  const input = typeof source === 'string' ? createReadStream(source, signal ? { signal } : {}) : signal ? addAbortSignal(signal, source) : source;
   const bytes = new ByteSource(decodedChunks(input, typeof source === 'string' ? source : undefined));
   try {
     await readEntries(bytes, onEntry);
@@ -76,6 +81,8 @@ export interface ExtractOptions {
    * @default - every link is refused
    */
   readonly links?: 'inside';
+  /** Stops the extraction (ABORTED); what was extracted stays, as on any error. @default - no way to stop it */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -124,7 +131,7 @@ export async function extractTarGz(archive: string, destDir: string, options: Ex
       files.add(entry.path);
     }
     extracted.push(entry.path);
-  });
+  }, options.signal ? { signal: options.signal } : {});
   // Symbolic links last, once every file is written, so nothing is ever written through one.
   for (const [path, target] of symlinks) {
     const escape = linkEscapeReason(path, target, symlinks);
@@ -578,6 +585,7 @@ function sourceError(err: unknown, file: string | undefined): unknown {
   if (isMmeError(err)) return err;
   const code = (err as NodeJS.ErrnoException).code;
   const message = (err as Error).message;
+  if (code === 'ABORT_ERR') return new MmeError('ABORTED', 'interrupted while reading the archive.', { cause: err });
   if (typeof code === 'string' && code.startsWith('Z_')) {
     if (code === 'Z_BUF_ERROR') return invalidArchive('not a valid gzip stream: it is cut short', 'TAR_TRUNCATED');
     const meaning: Record<string, string> = {
@@ -590,6 +598,6 @@ function sourceError(err: unknown, file: string | undefined): unknown {
   const what = file ?? 'the archive';
   if (code === 'ENOENT') return new MmeError('NOT_FOUND', `${what}: no such file.`, { cause: err });
   if (code === 'EISDIR') return new MmeError('UNREADABLE', `${what} is a directory, not an archive file.`, { cause: err });
-  if (typeof code === 'string') return new MmeError('UNREADABLE', `cannot read ${what}: ${message}.`, { cause: err });
+  if (typeof code === 'string') return unreadable(what, err);
   return err;
 }

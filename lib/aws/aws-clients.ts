@@ -7,6 +7,7 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
+import { checkProfile } from './aws-profiles';
 
 export interface AwsConnection {
   /** @default - the SDK's region chain (AWS_REGION, the profile's region) */
@@ -40,6 +41,7 @@ export const loadCloudWatch = () => import('@aws-sdk/client-cloudwatch');
 export const loadCloudWatchLogs = () => import('@aws-sdk/client-cloudwatch-logs');
 
 export async function createS3Client(connection: AwsConnection): Promise<S3Client> {
+  await checkProfile(connection.profile);
   const { S3Client } = await loadS3();
   return new S3Client({
     ...common(connection),
@@ -59,21 +61,25 @@ export async function createS3Client(connection: AwsConnection): Promise<S3Clien
 }
 
 export async function createSageMakerClient(connection: AwsConnection): Promise<SageMakerClient> {
+  await checkProfile(connection.profile);
   const { SageMakerClient } = await loadSageMaker();
   return new SageMakerClient({ ...common(connection), ...RETRY });
 }
 
 export async function createSageMakerRuntimeClient(connection: AwsConnection): Promise<SageMakerRuntimeClient> {
+  await checkProfile(connection.profile);
   const { SageMakerRuntimeClient } = await loadSageMakerRuntime();
   return new SageMakerRuntimeClient({ ...common(connection), ...RETRY });
 }
 
 export async function createAutoScalingClient(connection: AwsConnection): Promise<ApplicationAutoScalingClient> {
+  await checkProfile(connection.profile);
   const { ApplicationAutoScalingClient } = await loadAutoScaling();
   return new ApplicationAutoScalingClient({ ...common(connection), ...RETRY });
 }
 
 export async function createCloudWatchClient(connection: AwsConnection): Promise<CloudWatchClient> {
+  await checkProfile(connection.profile);
   const { CloudWatchClient } = await loadCloudWatch();
   return new CloudWatchClient({ ...common(connection), ...RETRY });
 }
@@ -83,6 +89,7 @@ export async function createCloudWatchClient(connection: AwsConnection): Promise
  * this client retries more patiently and the adaptive mode also slows its own request rate while throttled.
  */
 export async function createCloudWatchLogsClient(connection: AwsConnection): Promise<CloudWatchLogsClient> {
+  await checkProfile(connection.profile);
   const { CloudWatchLogsClient } = await loadCloudWatchLogs();
   return new CloudWatchLogsClient({ ...common(connection), maxAttempts: 8, retryMode: 'adaptive' });
 }

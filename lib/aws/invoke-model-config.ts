@@ -38,7 +38,20 @@ export async function readInvokeModelConfig(path: string): Promise<InvokeModelCo
   } catch {
     throw new MmeError('NOT_FOUND', `--model ${path} does not exist; give the TargetModel's .tar.gz or its repository directory.`);
   }
-  const { root, dirs } = isDirectory ? await scanDirectory(path) : await scanArchive(path);
+  const { root, dirs } = isDirectory ? await scanDirectory(path) : await scanArchive(path, path);
+  return servedConfig(path, root, dirs);
+}
+
+/**
+ * The served model's config from an archive read as a stream (`push` reads the bytes it uploads), chosen and checked
+ * as readInvokeModelConfig does; `shown` names the archive in messages.
+ */
+export async function readStreamedModelConfig(archive: Readable, shown: string): Promise<InvokeModelConfig> {
+  const { root, dirs } = await scanArchive(archive, shown);
+  return servedConfig(shown, root, dirs);
+}
+
+function servedConfig(path: string, root: string | undefined, dirs: Map<string, string | undefined>): InvokeModelConfig {
   const chosen = choose(path, root, dirs);
   const file = chosen.dir === '.' ? 'config.pbtxt' : `${chosen.dir}/config.pbtxt`;
   const source = `${path}:${file}`;
@@ -84,11 +97,11 @@ async function scanDirectory(path: string): Promise<{ root?: string; dirs: Map<s
   return { dirs };
 }
 
-async function scanArchive(path: string): Promise<{ root?: string; dirs: Map<string, string | undefined> }> {
+async function scanArchive(source: string | Readable, path: string): Promise<{ root?: string; dirs: Map<string, string | undefined> }> {
   let root: string | undefined;
   const dirs = new Map<string, string | undefined>();
   try {
-    await readTarGz(path, async (entry, content) => {
+    await readTarGz(source, async (entry, content) => {
       if (entry.path === '.' || entry.path.startsWith('/') || entry.path.split('/').includes('..')) return;
       const segments = entry.path.split('/');
       if (entry.type === 'file' && entry.path === 'config.pbtxt') root = await readAll(content);

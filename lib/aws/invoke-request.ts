@@ -386,7 +386,11 @@ function shapeTensor(
   }
   if (templateShape) checkAgainstTemplate(name, shape, templateShape);
   if (elementCount(shape) !== count) {
-    throw new MmeError('BAD_SHAPE', `Input '${name}' has ${count} values but shape [${shape.join(', ')}] needs ${elementCount(shape)}.`);
+    throw new MmeError(
+      'BAD_SHAPE',
+      `Input '${name}' has ${values(count)}, but shape [${shape.join(', ')}] holds ${product(shape)}: the dims must ` +
+        'multiply to the number of values.',
+    );
   }
   return { name, datatype, shape, data };
 }
@@ -414,6 +418,16 @@ function resolveDatatype(
   return 'FP32';
 }
 
+function values(count: number): string {
+  return `${count} value${count === 1 ? '' : 's'}`;
+}
+
+/** `6 (2 × 3)`, or `6` for one dim. */
+function product(shape: readonly number[]): string {
+  const total = shape.reduce((p, d) => p * d, 1);
+  return shape.length > 1 ? `${total} (${shape.join(' × ')})` : String(total);
+}
+
 /** Resolves -1 dims from the element count: all but the last wildcard become 1 (a batch of one). */
 function fillWildcards(template: readonly number[], count: number, name: string, from: string): number[] {
   const wildcards = template.map((d, i) => (d < 0 ? i : -1)).filter((i) => i >= 0);
@@ -422,7 +436,9 @@ function fillWildcards(template: readonly number[], count: number, name: string,
     if (fixed !== count) {
       throw new MmeError(
         'BAD_SHAPE',
-        `Input '${name}' has ${count} values but shape [${template.join(', ')}] from ${from} needs ${fixed}; give --shape or fix the data.`,
+        `Input '${name}' has ${values(count)}, but shape [${template.join(', ')}] from ${from} holds ${product(template)}: ` +
+          'the dims must multiply to the number of values. ' +
+          (from === '--shape' ? 'Fix --shape or the data.' : 'Give --shape or fix the data.'),
       );
     }
     return [...template];
@@ -432,8 +448,9 @@ function fillWildcards(template: readonly number[], count: number, name: string,
   if (!Number.isInteger(rest)) {
     throw new MmeError(
       'BAD_SHAPE',
-      `Input '${name}' has ${count} values, which does not fit shape [${template.join(', ')}] from ${from} ` +
-        `(not a multiple of ${fixed}); give --shape or fix the data.`,
+      `Input '${name}' has ${values(count)}, which does not fit shape [${template.join(', ')}] from ${from} ` +
+        `(not a multiple of ${fixed}, the product of its fixed dims); ` +
+        (from === '--shape' ? 'fix --shape or the data.' : 'give --shape or fix the data.'),
     );
   }
   return template.map((d, i) => (d >= 0 ? d : i === last ? rest : 1));

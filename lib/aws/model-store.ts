@@ -6,6 +6,7 @@ import { Readable, Transform } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { MmeError } from '../errors';
 import { targetModelNameProblem } from '../repository/mme-rules';
+import { shellCommand } from '../shell-quote';
 import { explainAwsError, isNotFound, awsErrorName, httpStatus } from './aws-errors';
 import { loadLibStorage, loadS3 } from './aws-clients';
 import { ModelLocation, objectKey, s3Url } from './s3-location';
@@ -32,6 +33,8 @@ function checkName(targetModel: string): void {
 interface Context {
   readonly profile?: string;
   readonly region?: string;
+  /** An S3-compatible endpoint, repeated in the commands printed for manual clean-up. */
+  readonly endpointUrl?: string;
 }
 
 /** The stored model, or undefined when there is no object under that name. */
@@ -118,6 +121,11 @@ export interface UploadOptions extends Context {
   readonly partSize?: number;
   /** Parts in flight at once. @default 4 */
   readonly queueSize?: number;
+  /**
+   * Called once a multipart upload exists, with the exact command that aborts it: what to tell a user who quits
+   * before the abort this function makes on failure has finished.
+   */
+  readonly onMultipartUpload?: (cleanupCommand: string) => void;
 }
 
 export interface UploadResult {
@@ -181,6 +189,19 @@ export async function uploadTargetModel(options: UploadOptions): Promise<UploadR
     leavePartsOnError: false,
   });
   upload.on('httpUploadProgress', (progress) => options.onProgress?.(progress.loaded ?? 0, options.size ?? progress.total));
+  // The upload id exists once CreateMultipartUpload answered: watched on the client for the time of this upload.
+  const watcher = `mme-deploy-upload-${key}-${Math.random()}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const uploadId = (result.output as { UploadId?: string }).UploadId;
+      if (context.commandName === 'CreateMultipartUploadCommand' && uploadId) {
+        options.onMultipartUpload?.(abortCommand(location.bucket, key, uploadId, options));
+      }
+      return result;
+    },
+    { step: 'initialize', name: watcher },
+  );
   try {
     const result = await upload.done();
     return {
@@ -196,7 +217,18 @@ export async function uploadTargetModel(options: UploadOptions): Promise<UploadR
     throw uploadError(err, { ...options, url, aborted: Boolean(options.signal?.aborted), leftover });
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
+    client.middlewareStack.remove(watcher);
   }
+}
+
+/** `aws s3api abort-multipart-upload ...` for this upload, with the connection flags the push was given. */
+export function abortCommand(bucket: string, key: string, uploadId: string, context: Context): string {
+  return shellCommand([
+    'aws', 's3api', 'abort-multipart-upload', '--bucket', bucket, '--key', key, '--upload-id', uploadId,
+    ...(context.endpointUrl ? ['--endpoint-url', context.endpointUrl] : []),
+    ...(context.region ? ['--region', context.region] : []),
+    ...(context.profile ? ['--profile', context.profile] : []),
+  ]);
 }
 
 /** Aborts the multipart upload again (lib-storage normally has); returns the id when parts may remain. */
@@ -217,8 +249,7 @@ function uploadError(
 ): MmeError {
   const key = objectKey(details.location, details.targetModel);
   const cleanup = details.leftover
-    ? ' Some uploaded parts may remain; remove them with: aws s3api abort-multipart-upload ' +
-      `--bucket ${details.location.bucket} --key ${key} --upload-id ${details.leftover}`
+    ? ` Some uploaded parts may remain (and are billed); remove them with: ${abortCommand(details.location.bucket, key, details.leftover, details)}`
     : ' Nothing was left in S3 (the multipart upload was aborted).';
   if (details.aborted) return new MmeError('UPLOAD_CANCELLED', `Push of ${details.url} cancelled.${cleanup}`);
   const name = awsErrorName(err);

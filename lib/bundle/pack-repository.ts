@@ -3,12 +3,9 @@
 // stream ends. It joins the repository rules and the archive format; neither knows the other.
 
 import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { hasErrors, sortDiagnostics } from '../diagnostics';
 import { defaultTargetModel } from '../repository/mme-rules';
-import { ModelSummary, validateRepository, ValidationReport } from '../repository/validate';
-import { collectEntries } from '../archive/collect';
+import { ModelSummary, validateArchive, ValidationReport } from '../repository/validate';
 import { createTarGzStream } from '../archive/tar-gz';
 
 export interface PackOptions {
@@ -24,6 +21,12 @@ export interface PackOptions {
   readonly level?: number;
   /** Worker threads for compression. @default - one per core, at most 4 */
   readonly workers?: number;
+  /**
+   * Called as files are read into the archive, with the bytes of file content read so far and the total to read
+   * (for progress; the archive itself is smaller or a little larger).
+   * @default - no progress
+   */
+  readonly onProgress?: (read: number, total: number) => void;
 }
 
 export interface PackManifest {
@@ -47,25 +50,24 @@ export type PackResult =
       readonly stream: Readable;
       /** Resolves when `stream` has ended; rejects when it fails. */
       readonly manifest: Promise<PackManifest>;
+      /** Bytes of file content the archive will hold (what `onProgress` counts up to). */
+      readonly contentBytes: number;
     };
 
 /**
  * Validates `path` (a repository or one model directory) with Triton's and SageMaker's MME rules and, when it has no
  * error, returns the archive as a stream. Archive layout: a repository's model directories at the archive root; a
  * single model directory as one directory inside (`resnet/config.pbtxt`, `resnet/1/model.pt`), as the seeds pack it.
- * Throws `RepositoryAccessError` when `path` cannot be read as a directory.
+ * What is refused is decided by `validateArchive`, the code `validate --mme` runs. Throws `RepositoryAccessError` when
+ * `path` cannot be read as a directory or a file in it cannot be read (UNREADABLE); the stream errors with UNREADABLE
+ * if a file becomes unreadable or changes while it is packed.
  */
 export async function packRepository(path: string, options: PackOptions = {}): Promise<PackResult> {
   const targetModel = options.name ?? defaultTargetModel(path.replace(/[\\/]+$/, '') || path);
-  const report = await validateRepository(path, { mme: true, targetModel });
+  const { report, archive: collected } = await validateArchive(path, { targetModel });
   if (!report.ok) return { ok: false, report };
 
   const single = report.models.length === 1 && report.models[0]!.path === '.';
-  const collected = await collectEntries(path, single ? { prefix: basename(path.replace(/[\\/]+$/, '')) } : {});
-  if (hasErrors(collected.problems)) {
-    const diagnostics = sortDiagnostics([...report.diagnostics, ...collected.problems]);
-    return { ok: false, report: { ...report, ok: false, diagnostics } };
-  }
   // Triton and SageMaker read only directories at a repository's root: files there (READMEs, build scripts) stay out.
   const modelDirs = new Set(report.models.map((m) => m.path));
   const entries = single ? collected.entries : collected.entries.filter((e) => modelDirs.has(e.path.split('/')[0]!));
@@ -76,7 +78,9 @@ export async function packRepository(path: string, options: PackOptions = {}): P
   const tarGz = createTarGzStream(entries, {
     ...(options.level !== undefined ? { level: options.level } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
+  const contentBytes = entries.reduce((sum, e) => sum + e.size, 0);
   const hash = createHash('sha256');
   let size = 0;
   const stream = new PassThrough({ highWaterMark: 1 << 20 });
@@ -107,7 +111,7 @@ export async function packRepository(path: string, options: PackOptions = {}): P
   manifest.catch(() => undefined);
   tarGz.pipe(stream);
   tarGz.once('error', (err) => stream.destroy(err));
-  return { ok: true, report, targetModel, stream, manifest };
+  return { ok: true, report, targetModel, stream, manifest, contentBytes };
 }
 
 /** The model SageMaker serves from an archive of these models: the one ensemble, or the only model. */

@@ -14,6 +14,7 @@
 // ValidationError "Failed to download model data".
 
 import { MmeError } from '../errors';
+import { shellQuote } from '../shell-quote';
 
 export type ContainerOperation = 'load' | 'invoke' | 'unload' | 'list' | 'describe';
 
@@ -58,14 +59,14 @@ export function explainContainerFailure(failure: ContainerFailure, site: Failure
     case 404:
       return local
         ? `${targetModel} is not loaded in the container (HTTP 404${detail}). ` +
-            `Load it first: \`mme-deploy local load <archive.tar.gz> --name ${targetModel}\`.`
+            `Load it first: \`mme-deploy local load <archive.tar.gz> --name ${shellQuote(targetModel)}\`.`
         : `${targetModel} is not loaded in the container that took the call (HTTP 404${detail}). Check that ${targetModel} ` +
-            `is the name of an archive under the endpoint's S3 prefix (\`mme-deploy list --endpoint ${site.endpoint}\`), ` +
+            `is the name of an archive under the endpoint's S3 prefix (\`mme-deploy list --endpoint ${shellQuote(site.endpoint)}\`), ` +
             'spelled exactly, with its .tar.gz; then call again: SageMaker loads a model on the call that needs it.';
     case 409:
       return local
         ? `${targetModel} is already loaded (HTTP 409${detail}). SageMaker never loads a model twice; ` +
-            `run \`mme-deploy local unload ${targetModel}\` first to load a new copy.`
+            `run \`mme-deploy local unload ${shellQuote(targetModel)}\` first to load a new copy.`
         : `Triton already holds a model registered as ${targetModel} (HTTP 409${detail}). SageMaker takes a 409 on load ` +
             'for "already loaded", so calling again usually works; if it keeps failing, the instance holds a stale copy: ' +
             'update the endpoint to replace its instances.';
@@ -232,7 +233,7 @@ function explainValidation(message: string, context: InvokeFailureContext, err: 
   if (/Failed to download model data|does not exist|not found/i.test(message)) {
     return new MmeError(
       'AWS_NOT_FOUND',
-      `SageMaker could not load ${targetModel}: ${message} Check the name with \`mme-deploy list --endpoint ${endpoint}\`: ` +
+      `SageMaker could not load ${targetModel}: ${message} Check the name with \`mme-deploy list --endpoint ${shellQuote(endpoint)}\`: ` +
         "TargetModel is the archive's key below the endpoint's S3 prefix.",
       { cause: err },
     );

@@ -2,6 +2,8 @@
 // pieces of output they share. Light on purpose: program.ts imports it to declare the options.
 
 import type { Command } from 'commander';
+import { regionNameProblem } from '../catalog/aws-regions';
+import { UsageError } from './cli-errors';
 import type { AwsConnection } from '../aws/aws-clients';
 import type { LocationOptions } from '../aws/endpoint';
 
@@ -22,13 +24,16 @@ export function addAwsOptions(command: Command, jsonHelp = 'print one JSON docum
 /** Where the models live: --endpoint (its ModelDataUrl) or --s3, plus --endpoint-url for S3-compatible stores. */
 export function addLocationOptions(command: Command): Command {
   return addAwsOptions(command)
-    .option('--endpoint <name>', 'the multi-model endpoint whose ModelDataUrl holds the models')
-    .option('--s3 <url>', 'the model prefix directly, s3://bucket/prefix/ (instead of --endpoint)')
+    .option('--endpoint <name>', 'the multi-model endpoint whose ModelDataUrl holds the models (this or --s3 is required)')
+    .option('--s3 <url>', 'the model prefix directly, s3://bucket/prefix/ (this or --endpoint is required)')
     .option('--variant <name>', 'the production variant to follow when the endpoint has several')
     .option('--endpoint-url <url>', 'an S3-compatible endpoint (MinIO, LocalStack), used with --s3');
 }
 
+/** The connection options as the AWS clients take them; a region that cannot be one is a usage error. */
 export function connectionOf(options: AwsConnection): AwsConnection {
+  const problem = options.region === undefined ? undefined : regionNameProblem(options.region);
+  if (problem) throw new UsageError(`--region: ${problem}`);
   return {
     ...(options.region ? { region: options.region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),

@@ -1,6 +1,9 @@
-// Errors the CLI raises about its own flags and outputs, each with its exit code. The library raises MmeError with a
-// code instead (lib/errors.ts, mapped in exit-codes.ts); program.ts prints both without a stack trace.
+// Errors the CLI raises about its own flags and outputs, each with its exit code and a code for `--json`. The library
+// raises MmeError with a code instead (lib/errors.ts, mapped in exit-codes.ts); program.ts prints both without a
+// stack trace.
 
+import { sep } from 'node:path';
+import { isMmeError, MmeError } from '../errors';
 import { ExitCode } from './exit-codes';
 
 /** A problem the user can fix, reported as one message without a stack trace. */
@@ -8,6 +11,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number = ExitCode.Failure,
+    /** The `code` of the `--json` error object. */
+    readonly code: string = exitCode === ExitCode.Usage ? 'USAGE' : 'FAILED',
   ) {
     super(message);
     this.name = 'CliError';
@@ -17,7 +22,18 @@ export class CliError extends Error {
 /** A usage or I/O problem: exit code 2. */
 export class UsageError extends CliError {
   constructor(message: string) {
-    super(message, ExitCode.Usage);
+    super(message, ExitCode.Usage, 'USAGE');
     this.name = 'UsageError';
   }
+}
+
+/**
+ * A library error whose message names `absolute` (the CLI resolves paths against its working directory before calling
+ * the library), with the path as the user typed it, so messages quote what the user knows. Other errors as they are.
+ */
+export function withPathAsGiven(err: unknown, absolute: string, given: string): unknown {
+  if (!isMmeError(err) || !err.message.includes(absolute)) return err;
+  const shown = given.replace(/[\\/]+$/, '') || given;
+  const message = err.message.split(`${absolute}${sep}`).join(`${shown}/`).split(absolute).join(shown);
+  return new MmeError(err.code, message, { cause: err });
 }

@@ -36,12 +36,12 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCodeValue> = {
   AWS_THROTTLED: ExitCode.Failure,
   AWS_NOT_READY: ExitCode.Failure,
   AWS_UNREACHABLE: ExitCode.Usage,
-  UPLOAD_CANCELLED: ExitCode.Failure,
+  UPLOAD_CANCELLED: ExitCode.Interrupted,
   ALREADY_EXISTS: ExitCode.Failure,
   ENDPOINT_UNUSABLE: ExitCode.Failure,
   LOG_GROUP_NOT_FOUND: ExitCode.Failure,
   AWS_FAILED: ExitCode.Failure,
-  CONTAINER_UNREACHABLE: ExitCode.Failure,
+  CONTAINER_UNREACHABLE: ExitCode.Usage,
   CONTAINER_FAILED: ExitCode.Failure,
 };
 

@@ -7,8 +7,9 @@ import { buildEnsembleGraph, checkEnsembles, topLevelEnsembles } from '../reposi
 import { isEnsemble, stepsOf } from '../repository/ensemble-rules';
 import { renderDot, renderMermaid } from '../repository/graph-render';
 import type { LoadedModel } from '../repository/model';
-import { loadRepository, RepositoryAccessError } from '../repository/validate';
-import { MmeError } from '../errors';
+import { loadRepository } from '../repository/validate';
+import { shellCommand } from '../shell-quote';
+import { withPathAsGiven } from './cli-errors';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot'] as const;
@@ -30,8 +31,7 @@ export async function runGraph(path: string, options: GraphCommandOptions, io: C
   try {
     repository = await loadRepository(resolve(io.cwd, path));
   } catch (err) {
-    if (err instanceof RepositoryAccessError) throw new MmeError(err.code, err.message.replace(resolve(io.cwd, path), path));
-    throw err;
+    throw withPathAsGiven(err, resolve(io.cwd, path), path);
   }
   const models = new Map(repository.models.map((m) => [m.name, m] as const));
   const ensembles = chooseEnsembles(models, options.ensemble, path);
@@ -45,7 +45,7 @@ export async function runGraph(path: string, options: GraphCommandOptions, io: C
     io.stderr(
       `mme-deploy: ${problems} problem${problems === 1 ? '' : 's'} in the drawn ` +
         `ensemble${drawn.length === 1 ? '' : 's'} (loose tensors and missing models are drawn dashed). ` +
-        `Run \`mme-deploy validate ${path}\` for details.\n`,
+        `Run \`${shellCommand(['mme-deploy', 'validate', path])}\` for details.\n`,
     );
   }
   return ExitCode.Ok;
@@ -57,7 +57,7 @@ function chooseEnsembles(models: ReadonlyMap<string, LoadedModel>, name: string 
     const model = models.get(name);
     if (model && isEnsemble(model)) return [model];
     const known = ensembles.map((e) => e.name).join(', ');
-    throw new CliError(
+    throw new UsageError(
       model
         ? `--ensemble ${name}: '${name}' is not an ensemble (its config.pbtxt has no platform: "ensemble" with ensemble_scheduling).` +
             (known ? ` Ensembles in ${path}: ${known}.` : '')

@@ -3,6 +3,7 @@
 
 import { resolve } from 'node:path';
 import { MmeError } from '../errors';
+import { shellCommand } from '../shell-quote';
 import { CliIo, ExitCode } from './io';
 import { AwsCommandOptions, connectionOf } from './aws-options';
 import { toJson } from './json';
@@ -20,10 +21,11 @@ export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
 /** InvokeEndpoint refuses larger payloads with HTTP 413 (aws-anchors-and-user-pain.md §4.2). */
 export const MAX_INVOKE_PAYLOAD = 6 * 1024 * 1024;
 
-export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<number> {
+export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   if (!options.targetModel) {
-    throw new MmeError('USAGE', `Which model? Give --target-model NAME.tar.gz (see \`mme-deploy list --endpoint ${options.endpoint}\`).`);
+    const list = shellCommand(['mme-deploy', 'list', '--endpoint', options.endpoint]);
+    throw new MmeError('USAGE', `Which model? Give --target-model NAME.tar.gz (see \`${list}\`).`);
   }
   const top = options.top === undefined ? undefined : Number(options.top);
   if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
@@ -73,8 +75,12 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
         Body: request.body,
         ...(options.variant ? { TargetVariant: options.variant } : {}),
       }),
+      signal ? { abortSignal: signal } : {},
     );
   } catch (err) {
+    if (signal?.aborted) {
+      throw new MmeError('ABORTED', 'interrupted: the request was cancelled (the endpoint may still run it).');
+    }
     const region = options.region ? { region: options.region } : {};
     throw (
       explainInvokeFailure(err, { endpoint: options.endpoint, targetModel: options.targetModel, ...region }) ??

@@ -5,6 +5,11 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   /** Whether stdout is a terminal (progress bars, colours). */
   readonly isTTY: boolean;
+  /**
+   * Rewrites the one status line at the bottom of the terminal (progress), '' clears it; undefined when stderr is
+   * not a terminal, so nothing of the kind reaches a pipe or a log file.
+   */
+  readonly status?: (line: string) => void;
   /** Reads one line of user input, for confirmations; undefined when stdin is not interactive. */
   readonly prompt?: (question: string) => Promise<string>;
   readonly env: NodeJS.ProcessEnv;
@@ -20,6 +25,8 @@ export function processIo(): CliIo {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     isTTY: Boolean(process.stdout.isTTY),
+    // Carriage return, the line, then erase to the end of the line (ECMA-48 EL).
+    status: process.stderr.isTTY ? (line) => process.stderr.write(`\r${line}\x1b[K`) : undefined,
     env: process.env,
     cwd: process.cwd(),
     prompt: process.stdin.isTTY

@@ -6,6 +6,7 @@ import { resolveModelLocation } from '../aws/endpoint';
 import { listTargetModels } from '../aws/model-store';
 import { s3Url } from '../aws/s3-location';
 import { formatBytes } from '../format-bytes';
+import { shellCommand } from '../shell-quote';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
@@ -38,8 +39,8 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
     if (options.json) {
       io.stdout(toJson({ location: where, endpoint: endpoint?.endpointName ?? null, count, totalSize: total, models }));
     } else if (count === 0) {
-      const to = options.endpoint ? `--endpoint ${options.endpoint}` : `--s3 ${where}`;
-      io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${to}\n`);
+      const to = options.endpoint ? ['--endpoint', options.endpoint] : ['--s3', where];
+      io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${shellCommand(to)}\n`);
     } else {
       io.stdout(`${count} model${count === 1 ? '' : 's'}, ${formatBytes(total)} under ${where}\n`);
       if (notTargetModels.length > 0) {

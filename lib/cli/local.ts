@@ -6,8 +6,9 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, CliIo, ExitCode } from './io';
 import { MmeError } from '../errors';
-import { exitCodeOf } from './exit-codes';
-import { formatDiagnostic } from '../diagnostics';
+import { shellCommand, shellQuote } from '../shell-quote';
+import { errorJson } from './json';
+import { formatDiagnosticText } from './report-format';
 import { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } from '../aws/invoke-request';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readInvokeModelConfig } from '../aws/invoke-model-config';
@@ -21,6 +22,7 @@ import {
 } from '../local/container-client';
 import {
   CONTAINER_MODELS_ROOT,
+  checkArchiveFile,
   containerModelUrl,
   defaultTargetModel,
   listStaged,
@@ -58,146 +60,143 @@ export interface LocalLoadOptions extends LocalConnectionOptions {
 
 export interface LocalInvokeOptions extends LocalConnectionOptions, InvokeInputOptions {}
 
-export async function runLocalLoad(archive: string, options: LocalLoadOptions, io: CliIo): Promise<number> {
-  let exitCode: number = ExitCode.Ok;
-  const reported = await reportErrors(io, async () => {
-    const client = clientFor(options, io);
-    const targetModel = options.name ?? defaultTargetModel(archive);
-    const problem = targetModelProblem(targetModel);
-    if (problem) throw new MmeError('USAGE', `TargetModel ${JSON.stringify(targetModel)} ${problem}.`);
-    const containerRoot = options.containerRoot ?? CONTAINER_MODELS_ROOT;
-    if (!containerRoot.startsWith('/')) {
-      throw new MmeError('USAGE', `--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`);
-    }
-    const hash = modelHash(targetModel);
-    // Before anything is sent: a bad --instance-type, --triton-version or --inference-ami-version is a usage error.
-    resolveTarget(options);
+export async function runLocalLoad(archive: string, options: LocalLoadOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  // The archive first: a missing file is named before any container is looked for.
+  await checkArchiveFile(resolve(io.cwd, archive), archive);
+  const client = clientFor(options, io, signal);
+  const targetModel = options.name ?? defaultTargetModel(archive);
+  const problem = targetModelProblem(targetModel);
+  if (problem) throw new MmeError('USAGE', `TargetModel ${JSON.stringify(targetModel)} ${problem}.`);
+  const containerRoot = options.containerRoot ?? CONTAINER_MODELS_ROOT;
+  if (!containerRoot.startsWith('/')) {
+    throw new MmeError('USAGE', `--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`);
+  }
+  const hash = modelHash(targetModel);
+  // Before anything is sent: a bad --instance-type, --triton-version or --inference-ami-version is a usage error.
+  resolveTarget(options);
 
-    // Ask first, so that the files of a model the container is serving are never replaced under it.
-    const current = await client.describe(hash);
-    if (current.status === 200) {
-      throw new MmeError(
-        'ALREADY_EXISTS',
-        `${targetModel} is already loaded (GET /models/${hash} answered 200). SageMaker never loads a model twice; ` +
-          `run \`mme-deploy local unload ${targetModel}\` first to load a new copy.`,
-      );
-    }
+  // Ask first, so that the files of a model the container is serving are never replaced under it.
+  const current = await client.describe(hash);
+  if (current.status === 200) {
+    throw new MmeError(
+      'ALREADY_EXISTS',
+      `${targetModel} is already loaded (GET /models/${hash} answered 200). SageMaker never loads a model twice; ` +
+        `run \`${shellCommand(['mme-deploy', 'local', 'unload', targetModel])}\` first to load a new copy.`,
+    );
+  }
 
-    const modelsDir = modelsDirFor(options, io);
-    const outcome = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel);
-    for (const d of outcome.diagnostics) io.stderr(`${formatDiagnostic(d, { prefix: `${archive}: ` })}\n`);
-    const staged = outcome.staged;
-    if (!staged) {
-      io.stderr(
-        `mme-deploy: refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules \`mme-deploy package\` ` +
-          'applies). Nothing was sent to the container.\n',
-      );
-      exitCode = ExitCode.Failure;
-      return;
-    }
+  const modelsDir = modelsDirFor(options, io);
+  const outcome = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel, signal);
+  for (const d of outcome.diagnostics) io.stderr(`${formatDiagnosticText(d, { prefix: `${archive}: ` })}\n`);
+  const staged = outcome.staged;
+  if (!staged) {
+    const message =
+      `refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules ` +
+      '`mme-deploy package` applies). Nothing was sent to the container.';
+    io.stderr(`mme-deploy: ${message}\n`);
+    if (options.json) io.stdout(errorJson('INVALID', message, { diagnostics: outcome.diagnostics }));
+    return ExitCode.Failure;
+  }
 
-    // This machine against the endpoint it stands in for: the GPU, its driver, the container's /dev/shm.
-    const [gpus, container] = await Promise.all([queryLocalGpus(io.env), inspectLocalContainer(client.baseUrl, options.container, io.env)]);
-    const target = resolveTarget(options, container);
-    const findings = compareWithTarget({ ...(gpus ? { gpus } : {}), ...(container ? { container } : {}) }, target, staged.tensorrtPlans);
-    if (!options.json) for (const finding of findings) io.stderr(formatFinding(finding));
+  // This machine against the endpoint it stands in for: the GPU, its driver, the container's /dev/shm.
+  const [gpus, container] = await Promise.all([queryLocalGpus(io.env), inspectLocalContainer(client.baseUrl, options.container, io.env)]);
+  const target = resolveTarget(options, container);
+  const findings = compareWithTarget({ ...(gpus ? { gpus } : {}), ...(container ? { container } : {}) }, target, staged.tensorrtPlans);
+  if (!options.json) for (const finding of findings) io.stderr(formatFinding(finding));
 
-    const url = containerModelUrl(hash, containerRoot);
-    const started = performance.now();
-    expectSuccess('load', targetModel, await client.load(hash, targetModel, url));
-    const seconds = (performance.now() - started) / 1000;
+  const url = containerModelUrl(hash, containerRoot);
+  const started = performance.now();
+  expectSuccess('load', targetModel, await client.load(hash, targetModel, url));
+  const seconds = (performance.now() - started) / 1000;
 
-    if (options.json) {
-      io.stdout(
-        `${JSON.stringify({
-          targetModel,
-          hash,
-          url,
-          modelDir: staged.modelDir,
-          entries: staged.entries.length,
-          replaced: staged.replaced,
-          loadSeconds: round(seconds),
-          target: { instanceType: target.instanceType.name, tritonVersion: target.tritonVersion, driverBranch: target.driver.branch },
-          findings,
-          diagnostics: outcome.diagnostics,
-        })}\n`,
-      );
-    } else {
-      io.stdout(
-        `Loaded ${targetModel} in ${seconds.toFixed(1)} s\n` +
-          `  hash (model_name): ${hash}\n` +
-          `  extracted to:      ${staged.modelDir} (${staged.entries.length} entries${staged.replaced ? ', replacing the previous copy' : ''})\n` +
-          `  container url:     ${url}\n` +
-          `Invoke it with: mme-deploy local invoke ${shellWord(targetModel)} ${invokeHint(await servedModelConfig(staged.modelDir).catch(() => undefined))}\n`,
-      );
-    }
-  });
-  return reported === ExitCode.Ok ? exitCode : reported;
+  if (options.json) {
+    io.stdout(
+      `${JSON.stringify({
+        targetModel,
+        hash,
+        url,
+        modelDir: staged.modelDir,
+        entries: staged.entries.length,
+        replaced: staged.replaced,
+        loadSeconds: round(seconds),
+        target: { instanceType: target.instanceType.name, tritonVersion: target.tritonVersion, driverBranch: target.driver.branch },
+        findings,
+        diagnostics: outcome.diagnostics,
+      })}\n`,
+    );
+  } else {
+    io.stdout(
+      `Loaded ${targetModel} in ${seconds.toFixed(1)} s\n` +
+        `  hash (model_name): ${hash}\n` +
+        `  extracted to:      ${staged.modelDir} (${staged.entries.length} entries${staged.replaced ? ', replacing the previous copy' : ''})\n` +
+        `  container url:     ${url}\n` +
+        `Invoke it with: mme-deploy local invoke ${shellQuote(targetModel)} ${invokeHint(await servedModelConfig(staged.modelDir).catch(() => undefined))}\n`,
+    );
+  }
+  return ExitCode.Ok;
 }
 
 function formatFinding(finding: TargetFinding): string {
   return `mme-deploy: ${finding.severity} [${finding.code}] ${finding.message}\n`;
 }
 
-export async function runLocalInvoke(targetModel: string, options: LocalInvokeOptions, io: CliIo): Promise<number> {
-  return reportErrors(io, async () => {
-    const client = clientFor(options, io);
-    const top = parseTop(options.top);
-    const hash = modelHash(targetModel);
-    // The config of the model the container serves for this archive shapes and types the inputs, like `invoke`.
-    // When that model cannot be told (an ambiguous archive), explicit --shape/--datatype still let the request go.
-    let modelConfig: ModelConfig | undefined;
-    if (options.body === undefined) {
-      try {
-        modelConfig = await servedModelConfig(join(modelsDirFor(options, io), hash, 'model'));
-      } catch (err) {
-        const userError = err instanceof CliError || err instanceof MmeError;
-        if (!userError || (options.shape === undefined && options.datatype === undefined)) throw err;
-      }
+export async function runLocalInvoke(targetModel: string, options: LocalInvokeOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  const client = clientFor(options, io, signal);
+  const top = parseTop(options.top);
+  const hash = modelHash(targetModel);
+  // The config of the model the container serves for this archive shapes and types the inputs, like `invoke`.
+  // When that model cannot be told (an ambiguous archive), explicit --shape/--datatype still let the request go.
+  let modelConfig: ModelConfig | undefined;
+  if (options.body === undefined) {
+    try {
+      modelConfig = await servedModelConfig(join(modelsDirFor(options, io), hash, 'model'));
+    } catch (err) {
+      const userError = err instanceof CliError || err instanceof MmeError;
+      if (!userError || (options.shape === undefined && options.datatype === undefined)) throw err;
     }
-    const request = await buildInvokeRequest(
-      {
-        ...(options.input ? { inputs: options.input } : {}),
-        ...(options.text ? { texts: options.text } : {}),
-        ...(options.body !== undefined ? { body: options.body } : {}),
-        ...(options.binary !== undefined ? { binary: options.binary } : {}),
-        ...(options.shape !== undefined ? { shape: options.shape } : {}),
-        ...(options.datatype !== undefined ? { datatype: options.datatype } : {}),
-        ...(options.output ? { outputs: options.output } : {}),
-      },
-      modelConfig,
-      { cwd: io.cwd },
-    );
+  }
+  const request = await buildInvokeRequest(
+    {
+      ...(options.input ? { inputs: options.input } : {}),
+      ...(options.text ? { texts: options.text } : {}),
+      ...(options.body !== undefined ? { body: options.body } : {}),
+      ...(options.binary !== undefined ? { binary: options.binary } : {}),
+      ...(options.shape !== undefined ? { shape: options.shape } : {}),
+      ...(options.datatype !== undefined ? { datatype: options.datatype } : {}),
+      ...(options.output ? { outputs: options.output } : {}),
+    },
+    modelConfig,
+    { cwd: io.cwd },
+  );
 
-    const started = performance.now();
-    const response = expectSuccess('invoke', targetModel, await client.invoke(hash, targetModel, request.body, request.contentType));
-    const milliseconds = performance.now() - started;
-    const decoded = decodeInferenceResponse(response.body, contentTypeOf(response));
-    if (options.json) {
-      io.stdout(`${JSON.stringify(inferenceResponseToJson(decoded))}\n`);
-    } else {
-      io.stdout(formatInferenceResponse(decoded, top !== undefined ? { top } : {}));
-      io.stdout(`latency ${milliseconds.toFixed(1)} ms (local container, no SageMaker routing)\n`);
-    }
-  });
+  const started = performance.now();
+  const response = expectSuccess('invoke', targetModel, await client.invoke(hash, targetModel, request.body, request.contentType));
+  const milliseconds = performance.now() - started;
+  const decoded = decodeInferenceResponse(response.body, contentTypeOf(response));
+  if (options.json) {
+    io.stdout(`${JSON.stringify(inferenceResponseToJson(decoded))}\n`);
+  } else {
+    io.stdout(formatInferenceResponse(decoded, top !== undefined ? { top } : {}));
+    io.stdout(`latency ${milliseconds.toFixed(1)} ms (local container, no SageMaker routing)\n`);
+  }
+  return ExitCode.Ok;
 }
 
 export async function runLocalUnload(targetModel: string, options: LocalConnectionOptions, io: CliIo): Promise<number> {
-  return reportErrors(io, async () => {
-    const client = clientFor(options, io);
-    const hash = modelHash(targetModel);
-    const started = performance.now();
-    expectSuccess('unload', targetModel, await client.unload(hash));
-    const seconds = (performance.now() - started) / 1000;
-    if (options.json) {
-      io.stdout(`${JSON.stringify({ targetModel, hash, unloadSeconds: round(seconds) })}\n`);
-    } else {
-      io.stdout(
-        `Unloaded ${targetModel} (${hash}) in ${seconds.toFixed(1)} s. ` +
-          'Its extracted files stay in the models directory, as SageMaker keeps them on disk; the next load replaces them.\n',
-      );
-    }
-  });
+  const client = clientFor(options, io);
+  const hash = modelHash(targetModel);
+  const started = performance.now();
+  expectSuccess('unload', targetModel, await client.unload(hash));
+  const seconds = (performance.now() - started) / 1000;
+  if (options.json) {
+    io.stdout(`${JSON.stringify({ targetModel, hash, unloadSeconds: round(seconds) })}\n`);
+  } else {
+    io.stdout(
+      `Unloaded ${targetModel} (${hash}) in ${seconds.toFixed(1)} s. ` +
+        'Its extracted files stay in the models directory, as SageMaker keeps them on disk; the next load replaces them.\n',
+    );
+  }
+  return ExitCode.Ok;
 }
 
 interface ListedRow {
@@ -209,70 +208,52 @@ interface ListedRow {
 }
 
 export async function runLocalList(options: LocalConnectionOptions, io: CliIo): Promise<number> {
-  return reportErrors(io, async () => {
-    const client = clientFor(options, io);
-    const listed = parseModelList(expectSuccess('list', '(all models)', await client.list()));
-    const staged = await listStaged(modelsDirFor(options, io));
+  const client = clientFor(options, io);
+  const listed = parseModelList(expectSuccess('list', '(all models)', await client.list()));
+  const staged = await listStaged(modelsDirFor(options, io));
 
-    const rows = new Map<string, ListedRow>();
-    for (const [hash, record] of staged) {
-      // Triton's GET /models only names models whose Triton name equals their hash, which a TargetModel never is,
-      // so each staged archive is asked about directly.
-      const described = await client.describe(hash);
-      rows.set(hash, { targetModel: record.targetModel, hash, loaded: described.status === 200, archive: record.archive, ...modelUrlOf(described) });
+  const rows = new Map<string, ListedRow>();
+  for (const [hash, record] of staged) {
+    // Triton's GET /models only names models whose Triton name equals their hash, which a TargetModel never is,
+    // so each staged archive is asked about directly.
+    const described = await client.describe(hash);
+    rows.set(hash, { targetModel: record.targetModel, hash, loaded: described.status === 200, archive: record.archive, ...modelUrlOf(described) });
+  }
+  let unnamed = 0;
+  for (const model of listed) {
+    if (!model.modelName) {
+      unnamed += 1;
+      continue;
     }
-    let unnamed = 0;
-    for (const model of listed) {
-      if (!model.modelName) {
-        unnamed += 1;
-        continue;
-      }
-      const row = rows.get(model.modelName);
-      rows.set(model.modelName, { ...(row ?? { hash: model.modelName }), loaded: true, ...(model.modelUrl ? { modelUrl: model.modelUrl } : {}) });
-    }
-    const all = [...rows.values()].sort((a, b) => (a.targetModel ?? a.hash).localeCompare(b.targetModel ?? b.hash));
-    if (options.json) {
-      io.stdout(`${JSON.stringify({ models: all, unnamed })}\n`);
-      return;
-    }
-    if (all.length === 0 && unnamed === 0) {
-      io.stdout('No models loaded or extracted. Load one with: mme-deploy local load <archive.tar.gz>\n');
-      return;
-    }
-    const header = ['TARGET MODEL', 'HASH', 'STATE'];
-    const table = all.map((row) => [row.targetModel ?? '(not loaded by mme-deploy)', row.hash, row.loaded ? 'loaded' : 'extracted, not loaded']);
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-    for (const line of [header, ...table]) io.stdout(`${line.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join('  ')}\n`);
-    if (unnamed > 0) {
-      io.stdout(
-        `${unnamed} entr${unnamed === 1 ? 'y' : 'ies'} of GET /models came back as {}: Triton lists a model by name only ` +
-          'when its Triton name equals its hash, and a TargetModel never does.\n',
-      );
-    }
-  });
+    const row = rows.get(model.modelName);
+    rows.set(model.modelName, { ...(row ?? { hash: model.modelName }), loaded: true, ...(model.modelUrl ? { modelUrl: model.modelUrl } : {}) });
+  }
+  const all = [...rows.values()].sort((a, b) => (a.targetModel ?? a.hash).localeCompare(b.targetModel ?? b.hash));
+  if (options.json) {
+    io.stdout(`${JSON.stringify({ models: all, unnamed })}\n`);
+    return ExitCode.Ok;
+  }
+  if (all.length === 0 && unnamed === 0) {
+    io.stdout('No models loaded or extracted. Load one with: mme-deploy local load <archive.tar.gz>\n');
+    return ExitCode.Ok;
+  }
+  const header = ['TARGET MODEL', 'HASH', 'STATE'];
+  const table = all.map((row) => [row.targetModel ?? '(not loaded by mme-deploy)', row.hash, row.loaded ? 'loaded' : 'extracted, not loaded']);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  for (const line of [header, ...table]) io.stdout(`${line.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join('  ')}\n`);
+  if (unnamed > 0) {
+    io.stdout(
+      `${unnamed} entr${unnamed === 1 ? 'y' : 'ies'} of GET /models came back as {}: Triton lists a model by name only ` +
+        'when its Triton name equals its hash, and a TargetModel never does.\n',
+    );
+  }
+  return ExitCode.Ok;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 
-async function reportErrors(io: CliIo, body: () => Promise<void>): Promise<number> {
-  try {
-    await body();
-    return ExitCode.Ok;
-  } catch (err) {
-    if (err instanceof MmeError) {
-      io.stderr(`mme-deploy: ${err.message}\n`);
-      return exitCodeOf(err.code);
-    }
-    if (err instanceof CliError) {
-      io.stderr(`mme-deploy: ${err.message}\n`);
-      return err.exitCode;
-    }
-    throw err;
-  }
-}
-
-function clientFor(options: LocalConnectionOptions, io: CliIo): MmeContainerClient {
-  return new MmeContainerClient(parseContainerUrl(options.url ?? io.env.MME_DEPLOY_LOCAL_URL ?? DEFAULT_CONTAINER_URL));
+function clientFor(options: LocalConnectionOptions, io: CliIo, signal?: AbortSignal): MmeContainerClient {
+  return new MmeContainerClient(parseContainerUrl(options.url ?? io.env.MME_DEPLOY_LOCAL_URL ?? DEFAULT_CONTAINER_URL), signal);
 }
 
 function modelsDirFor(options: LocalConnectionOptions, io: CliIo): string {
@@ -301,7 +282,11 @@ function invokeHint(config: ModelConfig | undefined): string {
   const inputs = config?.input ?? [];
   if (inputs.length === 0) return '--input NAME=@file.json | --text NAME=sentence | --body request.json';
   return inputs
-    .map((input) => (input.data_type === 'TYPE_STRING' ? `--text '${input.name}=...'` : `--input ${input.name}=@${input.name}.json`))
+    .map((input) =>
+      input.data_type === 'TYPE_STRING'
+        ? shellCommand(['--text', `${input.name}=...`])
+        : shellCommand(['--input', `${input.name}=@${input.name}.json`]),
+    )
     .join(' ');
 }
 
@@ -322,8 +307,4 @@ function modelUrlOf(response: ContainerResponse): { modelUrl?: string } {
 
 function round(seconds: number): number {
   return Math.round(seconds * 1000) / 1000;
-}
-
-function shellWord(text: string): string {
-  return /^[\w.,:@%+=/-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

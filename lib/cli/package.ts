@@ -1,5 +1,6 @@
-// `mme-deploy package <repo> [-o out.tar.gz] [--name T] [--level 0-9] [--json]`: validate with the MME rules, then
-// write the archive atomically (temp file beside the target, renamed on success; Ctrl-C leaves nothing behind).
+// `mme-deploy package <repo> [-o out.tar.gz|DIR/] [--name T] [--level 0-9] [--force] [--json]`: validate with the MME
+// rules, then write the archive atomically (temp file beside the target, put in place on success; an interruption
+// leaves nothing behind, and a later run removes what a killed one left).
 
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -10,30 +11,36 @@ import { isMmeError, MmeError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { isInside } from '../paths';
 import { defaultTargetModel } from '../repository/mme-rules';
-import { RepositoryAccessError } from '../repository/validate';
-import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { shellCommand, shellQuote } from '../shell-quote';
+import { withPathAsGiven } from './cli-errors';
+import { CliIo, ExitCode, UsageError } from './io';
 import { toJson } from './json';
+import { byteProgress } from './progress';
 import { formatReport, reportToJson } from './report-format';
 
 export interface PackageOptions {
   readonly output?: string;
   readonly name?: string;
   readonly level?: string;
+  readonly force?: boolean;
   readonly json?: boolean;
 }
 
 export async function runPackage(path: string, options: PackageOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   const level = parseLevel(options.level);
-  const name = options.name ?? (options.output ? basename(options.output) : undefined);
   const repo = resolve(io.cwd, path);
-  const output = resolve(io.cwd, options.output ?? name ?? defaultTargetModel(repo));
-  checkOutputPath(output, repo);
+  const { output, name } = outputOf(repo, options, io.cwd);
+  checkOutputPath(output, repo, Boolean(options.force));
+  const progress = options.json ? undefined : byteProgress(io, 'packing');
   let result;
   try {
-    result = await packRepository(repo, { ...(name !== undefined ? { name } : {}), ...(level !== undefined ? { level } : {}) });
+    result = await packRepository(repo, {
+      ...(name !== undefined ? { name } : {}),
+      ...(level !== undefined ? { level } : {}),
+      ...(progress ? { onProgress: (read: number, total: number) => progress.update(read, total) } : {}),
+    });
   } catch (err) {
-    if (err instanceof RepositoryAccessError) throw new MmeError(err.code, err.message.replace(repo, path));
-    throw err;
+    throw withPathAsGiven(err, repo, path);
   }
   if (!result.ok) {
     if (options.json) io.stdout(toJson({ ...reportToJson(result.report), written: false }));
@@ -44,12 +51,18 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   let written;
   try {
     // The manifest hashes the archive as it streams; the writer need not hash it again.
-    written = await writeStreamAtomically(result.stream, output, { hash: false, ...(signal ? { signal } : {}) });
+    written = await writeStreamAtomically(result.stream, output, {
+      hash: false,
+      noClobber: !options.force,
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
     result.stream.destroy();
     if (isMmeError(err, 'ABORTED')) throw new MmeError('ABORTED', 'interrupted: no archive was written.');
-    if (isMmeError(err)) throw err;
-    throw new CliError(`could not write ${output}: ${(err as Error).message}. Nothing was written.`);
+    if (isMmeError(err, 'ALREADY_EXISTS')) throw new UsageError(`${err.message} Add --force to replace it.`);
+    throw withPathAsGiven(err, repo, path);
+  } finally {
+    progress?.finish();
   }
   const manifest = await result.manifest;
   const shown = relative(io.cwd, output) || output;
@@ -67,12 +80,16 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
         models: report.models,
         excluded: manifest.excluded,
         diagnostics: report.diagnostics,
+        removedStale: written.removedStale,
       }),
     );
     return ExitCode.Ok;
   }
   const lines: string[] = [];
   if (result.report.diagnostics.length > 0) lines.push(formatReport(result.report, path).trimEnd());
+  if (written.removedStale.length > 0) {
+    lines.push(`Removed ${written.removedStale.length} temp file(s) left by an interrupted run: ${written.removedStale.join(', ')}`);
+  }
   lines.push(`Wrote ${shown}`);
   lines.push(`  TargetModel  ${manifest.targetModel}`);
   lines.push(`  size         ${formatBytes(written.size)} (${written.size} bytes, ${manifest.entries} entries)`);
@@ -83,11 +100,27 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);
   lines.push('');
   lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');
-  lines.push(`  mme-deploy push ${shown} --endpoint <endpoint-name>`);
-  const invoke = `--target-model ${manifest.targetModel} --model ${shown} ${exampleInputs(manifest.models)}`;
-  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> ${invoke}`);
+  // The archive is pushed under its file name unless --name gave another TargetModel: the hint carries it.
+  const nameFlag = manifest.targetModel === basename(output) ? [] : ['--name', manifest.targetModel];
+  lines.push(`  ${shellCommand(['mme-deploy', 'push', shown, ...nameFlag])} --endpoint <endpoint-name>`);
+  const invoke = shellCommand(['--target-model', manifest.targetModel, '--model', shown]);
+  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> ${invoke} ${exampleInputs(manifest.models)}`);
   io.stdout(lines.join('\n') + '\n');
   return ExitCode.Ok;
+}
+
+/**
+ * Where the archive goes and its TargetModel name. `-o DIR/` or an existing directory: `DIR/<name>`. No -o: the
+ * current directory, unless that is inside the repository (`package .`), then beside the repository.
+ */
+function outputOf(repo: string, options: PackageOptions, cwd: string): { output: string; name?: string } {
+  const given = options.output;
+  const intoDirectory = given !== undefined && (/[\\/]$/.test(given) || isDirectory(resolve(cwd, given)));
+  const name = options.name ?? (given !== undefined && !intoDirectory ? basename(given) : undefined);
+  const file = name ?? defaultTargetModel(repo);
+  if (given !== undefined) return { output: intoDirectory ? join(resolve(cwd, given), file) : resolve(cwd, given), ...(name ? { name } : {}) };
+  const dir = isInside(realPath(repo), realPath(cwd)) ? dirname(repo) : cwd;
+  return { output: join(dir, file), ...(name ? { name } : {}) };
 }
 
 /** Invoke flags for the inputs of the model SageMaker loads (the ensemble, or the only model). */
@@ -95,7 +128,7 @@ function exampleInputs(models: PackManifest['models']): string {
   const inputs = servedModel(models)?.config?.input ?? [];
   if (inputs.length === 0) return '--input <NAME>=@<file>';
   return inputs
-    .map((i) => (i.data_type === 'TYPE_STRING' ? `--text '${i.name}=<sentence>'` : `--input ${i.name}=@<${i.name}.json>`))
+    .map((i) => (i.data_type === 'TYPE_STRING' ? `--text ${shellQuote(`${i.name}=<sentence>`)}` : `--input ${shellQuote(`${i.name}=@${i.name}.json`)}`))
     .join(' ');
 }
 
@@ -105,20 +138,28 @@ function parseLevel(level: string | undefined): number | undefined {
   return Number(level);
 }
 
-function checkOutputPath(output: string, repo: string) {
+function checkOutputPath(output: string, repo: string, force: boolean) {
   const fail = (message: string) => {
     throw new UsageError(message);
   };
   if (!output.endsWith('.tar.gz')) {
     fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
   }
-  if (existsSync(output) && statSync(output).isDirectory()) {
-    fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
-  }
+  if (isDirectory(output)) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
   if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
   // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
   if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) {
     fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+  }
+  // Checked now, before the work; the write itself refuses to replace a file that appears meanwhile.
+  if (!force && existsSync(output)) fail(`${output} already exists; add --force to replace it, or choose another -o.`);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -1,9 +1,14 @@
 // `mme-deploy plan`: capacity, cost and cache behaviour of a GPU multi-model endpoint before it is deployed.
 // Parses the options, reads the archives or repositories, calls lib/plan and formats its report.
 
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { writeStreamAtomically } from '../archive/write-file';
+import { regionNameProblem } from '../catalog/aws-regions';
 import type { Diagnostic } from '../diagnostics';
+import { isMmeError, MmeError, unreadable } from '../errors';
+import { formatBytes } from '../format-bytes';
 import { HOURS_PER_MONTH } from '../plan/cost';
 import { curveCsv } from '../plan/curve-csv';
 import { DEFAULT_COLD_START, parseColdStartParameters } from '../plan/load-time';
@@ -40,7 +45,18 @@ export const PLAN_DEFAULTS = {
   warmupFraction: 0.1,
 } as const;
 
-export async function runPlan(paths: readonly string[], options: PlanCommandOptions, io: CliIo): Promise<number> {
+/** Plan findings that mean the command line asked for something impossible: exit 2, before any report is printed. */
+const USAGE_FINDINGS = new Set([
+  'plan-unknown-instance-type',
+  'plan-instance-type-not-mme',
+  'plan-unknown-memory-override',
+  'plan-gpu-reserve-too-large',
+]);
+
+export async function runPlan(paths: readonly string[], options: PlanCommandOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  const interrupted = () => {
+    if (signal?.aborted) throw new MmeError('ABORTED', 'interrupted: no plan was printed and no file written.');
+  };
   const instances = integerOption('--instances', options.instances, PLAN_DEFAULTS.instances, 1, 1000);
   const requests = integerOption('--requests', options.requests, PLAN_DEFAULTS.requests, 1, 100_000_000);
   const seed = integerOption('--seed', options.seed, PLAN_DEFAULTS.seed, 0, Number.MAX_SAFE_INTEGER);
@@ -52,6 +68,8 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   const coldStart = options.coldStart === undefined ? DEFAULT_COLD_START : parseColdStartParameters(options.coldStart);
   if ('error' in coldStart) throw new UsageError(coldStart.error);
   const region = options.region ?? io.env.AWS_REGION ?? io.env.AWS_DEFAULT_REGION ?? PLAN_DEFAULTS.region;
+  const regionProblem = regionNameProblem(region);
+  if (regionProblem) throw new UsageError(`${options.region !== undefined ? '--region' : 'AWS_REGION'}: ${regionProblem}`);
   if (paths.length === 0) {
     throw new UsageError('plan needs at least one TargetModel archive (.tar.gz) or model repository');
   }
@@ -70,7 +88,16 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   const bundles: BundleFiles[] = [];
   const seen = new Map<string, string>();
   for (const path of paths) {
-    const result = await readBundle(resolve(io.cwd, path));
+    interrupted();
+    const absolute = resolve(io.cwd, path);
+    const result = await readBundle(absolute, signal ? { signal } : {});
+    interrupted();
+    // A path that is missing or cannot be read stops the plan, as in every other command: exit 2, one message.
+    const unread = result.diagnostics.find((d) => d.code === 'plan-unreadable-input');
+    if (unread) {
+      const message = unread.message.split(absolute).join(path.replace(/[\\/]+$/, '') || path);
+      throw new MmeError(/no such file/.test(message) ? 'NOT_FOUND' : 'UNREADABLE', message);
+    }
     diagnostics.push(...result.diagnostics);
     if (!result.bundle) continue;
     const previous = seen.get(result.bundle.name);
@@ -89,7 +116,7 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
     bundles.push(result.bundle);
   }
 
-  const ioFailed = diagnostics.some((d) => d.code === 'plan-unreadable-input' || d.code === 'traffic-csv');
+  const ioFailed = diagnostics.some((d) => d.code === 'traffic-csv');
   let report: PlanReport | undefined;
   if (traffic && !diagnostics.some((d) => d.severity === 'error')) {
     const planned = planEndpoint(bundles, {
@@ -109,18 +136,21 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
     });
     diagnostics.push(...planned.diagnostics);
     report = planned.report;
+    const usage = planned.diagnostics.filter((d) => USAGE_FINDINGS.has(d.code));
+    if (usage.length > 0) throw new UsageError(usage.map((d) => d.message).join('; '));
   }
+  interrupted();
   const ok = !diagnostics.some((d) => d.severity === 'error');
 
   if (options.csv !== undefined && report?.simulation) {
-    await writeNewFile(resolve(io.cwd, options.csv), curveCsv(report), options.force === true);
+    await writeNewFile(resolve(io.cwd, options.csv), curveCsv(report), options.force === true, signal);
   }
   if (options.json) {
     io.stdout(`${JSON.stringify({ ok, diagnostics, ...(report ? { report } : {}) }, null, 2)}\n`);
   } else {
     if (report) io.stdout(formatReport(report));
     for (const d of diagnostics) {
-      io.stderr(`${d.severity}: ${d.file ? `${d.file}: ` : ''}${d.line ? `line ${d.line}: ` : ''}${d.message}\n`);
+      io.stderr(`mme-deploy: ${d.severity}: ${d.file ? `${d.file}: ` : ''}${d.line ? `line ${d.line}: ` : ''}${d.message}\n`);
     }
     if (options.csv !== undefined && report?.simulation) io.stderr(`wrote the instance-count curve to ${options.csv}\n`);
   }
@@ -138,8 +168,8 @@ async function readTraffic(text: string, io: CliIo, diagnostics: Diagnostic[]): 
   try {
     csv = await readFile(resolve(io.cwd, text), 'utf8');
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new UsageError(`--traffic ${text}: not uniform, zipf:S or a readable CSV file (${reason})`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(`--traffic ${text}`, err);
+    throw new UsageError(`--traffic ${text}: not uniform, zipf:S or a CSV file that exists (no such file)`);
   }
   const parsed = parseTrafficCsv(csv, text);
   diagnostics.push(...parsed.diagnostics);
@@ -180,22 +210,23 @@ function numberOption(flag: string, text: string | undefined, fallback: number):
   return value;
 }
 
-/** Writes `path` only if it does not exist yet (unless `force`), so a plan never overwrites the user's file. */
-async function writeNewFile(path: string, text: string, force: boolean): Promise<void> {
-  let handle;
+/**
+ * Writes `path` all-or-nothing (an interruption leaves no half-written CSV), and only if it does not exist yet unless
+ * `force`, so a plan never overwrites the user's file.
+ */
+async function writeNewFile(path: string, text: string, force: boolean, signal: AbortSignal | undefined): Promise<void> {
   try {
-    handle = await open(path, force ? 'w' : 'wx');
+    await writeStreamAtomically(Readable.from([Buffer.from(text, 'utf8')]), path, {
+      hash: false,
+      noClobber: !force,
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') {
+    if (isMmeError(err, 'ALREADY_EXISTS')) {
       throw new UsageError(`--csv ${path} exists; choose another file name or add --force to replace it`);
     }
-    throw new UsageError(`--csv ${path}: cannot write (${code ?? (err as Error).message})`);
-  }
-  try {
-    await handle.writeFile(text, 'utf8');
-  } finally {
-    await handle.close();
+    if (isMmeError(err, 'UNWRITABLE')) throw new UsageError(`--csv ${path}: ${err.message}`);
+    throw err;
   }
 }
 
@@ -219,8 +250,8 @@ export function formatReport(report: PlanReport): string {
   for (const m of sorted.slice(0, MAX_MODEL_ROWS)) {
     rows.push([
       m.name,
-      `${m.archiveBytesEstimated ? '≈' : ''}${megabytes(m.archiveBytes)}`,
-      megabytes(m.extractedBytes),
+      `${m.archiveBytesEstimated ? '≈' : ''}${formatBytes(m.archiveBytes)}`,
+      formatBytes(m.extractedBytes),
       `${gib(m.gpuBytes)} GiB${m.memorySource === 'override' ? ' (set)' : ''}`,
       m.fits ? 'yes' : 'NO',
       seconds(m.coldStart.fromS3Seconds),
@@ -230,7 +261,7 @@ export function formatReport(report: PlanReport): string {
     if (showParts) {
       for (const p of m.parts) {
         const where = p.gpuInstances > 0 ? `${p.gpuInstances} GPU instance${p.gpuInstances === 1 ? '' : 's'}` : 'CPU';
-        const weights = p.weightBytes > 0 ? `${megabytes(p.weightBytes)} weights` : '';
+        const weights = p.weightBytes > 0 ? `${formatBytes(p.weightBytes)} weights` : '';
         rows.push([`  ${p.model}`, '', weights, `${gib(p.gpuBytes)} GiB`, `${p.backend}, ${where}`, '', '', '']);
       }
     }
@@ -242,11 +273,13 @@ export function formatReport(report: PlanReport): string {
   const c = report.capacity;
   out.push(
     `Capacity per instance: ${gib(c.usableGpuMiB * MiB)} GiB of GPU memory for models ` +
-      `(${gib(c.gpuMemoryMiB * MiB)} GiB − ${c.gpuReserveMiB} MiB reserved), ${c.diskGb} GB model cache disk` +
+      `(${gib(c.gpuMemoryMiB * MiB)} GiB - ${c.gpuReserveMiB} MiB reserved), ${c.diskGb} GB model cache disk` +
       `${c.diskSource === 'ebs-assumed' ? ' (assumed)' : ''}.`,
-    `  At most ${c.residentAtOnce} of ${report.models.length} models resident at once on one instance; all of them ` +
-      `(${gib(c.totalGpuMiB * MiB)} GiB) stay loaded on ${c.instancesToHoldAll || '–'} ` +
-      `instance${c.instancesToHoldAll === 1 ? '' : 's'}.`,
+    `  At most ${c.residentAtOnce} of ${report.models.length} models resident at once on one instance; ` +
+      (c.instancesToHoldAll > 0
+        ? `all of them (${gib(c.totalGpuMiB * MiB)} GiB) stay loaded on ${c.instancesToHoldAll} ` +
+          `instance${c.instancesToHoldAll === 1 ? '' : 's'}.`
+        : `they (${gib(c.totalGpuMiB * MiB)} GiB) cannot all stay loaded: a model does not fit on one instance.`),
     '',
   );
 
@@ -326,11 +359,6 @@ function gib(bytes: number): string {
   return (bytes / (1024 * MiB)).toFixed(1);
 }
 
-function megabytes(bytes: number): string {
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(2)} GB`;
-  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`;
-}
-
 function seconds(s: number): string {
   return `${s.toFixed(1)} s`;
 }
@@ -349,5 +377,5 @@ function round(value: number, digits: number): string {
 
 function usd(value: number): string {
   const amount = Math.abs(value).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-  return `${value < 0 ? '−' : ''}$${amount}`;
+  return `${value < 0 ? '-' : ''}$${amount}`;
 }

@@ -7,10 +7,24 @@ import { Command, CommanderError, Option } from 'commander';
 import { MmeError } from '../errors';
 import { exitCodeOf } from './exit-codes';
 import { CliError, CliIo, ExitCode } from './io';
+import { errorJson, wantsJson } from './json';
+import { withCancellation } from './signals';
+import { escapeControl } from './terminal-text';
 import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
 
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export async function main(argv: readonly string[], rawIo: CliIo): Promise<number> {
+  // Every human output goes through the one escaping function: text from files, names and servers never reaches
+  // the terminal with raw control characters (JSON escapes them itself; the few left are \u escapes, still JSON).
+  const { status, prompt } = rawIo;
+  const io: CliIo = {
+    ...rawIo,
+    stdout: (s) => rawIo.stdout(escapeControl(s)),
+    stderr: (s) => rawIo.stderr(escapeControl(s)),
+    ...(status ? { status: (s: string) => status(escapeControl(s)) } : {}),
+    ...(prompt ? { prompt: (question: string) => prompt(escapeControl(question)) } : {}),
+  };
+  const json = wantsJson(argv);
   let exitCode: number = ExitCode.Ok;
   const setExit = (code: number) => {
     exitCode = code;
@@ -19,28 +33,37 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     await program.parseAsync(argv as string[], { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
-        return ExitCode.Ok;
-      }
-      // Commander has already printed its message through configureOutput.
-      return ExitCode.Usage;
-    }
-    if (err instanceof MmeError) {
-      io.stderr(`mme-deploy: ${err.message}\n`);
-      return exitCodeOf(err.code);
-    }
-    if (err instanceof CliError) {
-      io.stderr(`mme-deploy: ${err.message}\n`);
-      return err.exitCode;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    io.stderr(`mme-deploy: internal error: ${message}\n`);
-    if (io.env.MME_DEPLOY_DEBUG && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
-    else io.stderr('Run again with MME_DEPLOY_DEBUG=1 for details, and please report it.\n');
-    return ExitCode.Failure;
+    return reportFailure(err, io, json);
   }
   return exitCode;
+}
+
+/**
+ * The one place a failed command is reported: `mme-deploy: <message>` on stderr, and with --json also one
+ * `{"error": {"code", "message"}}` object on stdout; the exit code comes from the error's code.
+ */
+export function reportFailure(err: unknown, io: CliIo, json: boolean): number {
+  const fail = (code: string, message: string, exitCode: number, human = true) => {
+    if (human) io.stderr(`mme-deploy: ${message}\n`);
+    if (json) io.stdout(errorJson(code, message));
+    return exitCode;
+  };
+  if (err instanceof CommanderError) {
+    // --help and --version; `help` with no command or a bare command group (`mme-deploy`, `mme-deploy local`) print
+    // the help on stderr with a non-zero exit code.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return ExitCode.Ok;
+    if (err.code === 'commander.help' && err.exitCode === 0) return ExitCode.Ok;
+    const message = err.code === 'commander.help' ? 'a command is required (see the list above)' : err.message.replace(/^error: /, '');
+    // Commander has already printed its message through configureOutput.
+    return fail('USAGE', message, ExitCode.Usage, err.code === 'commander.help');
+  }
+  if (err instanceof MmeError) return fail(err.code, err.message, exitCodeOf(err.code));
+  if (err instanceof CliError) return fail(err.code, err.message, err.exitCode);
+  const message = err instanceof Error ? err.message : String(err);
+  fail('INTERNAL', `internal error: ${message}`, ExitCode.Failure);
+  if (io.env.MME_DEPLOY_DEBUG && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
+  else io.stderr('Run again with MME_DEPLOY_DEBUG=1 for details, and please report it.\n');
+  return ExitCode.Failure;
 }
 
 type SetExit = (code: number) => void;
@@ -55,7 +78,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(s),
+      outputError: (s, write) => write(`mme-deploy: ${s.replace(/^error: /, '')}`),
     })
     .exitOverride();
 
@@ -79,23 +102,28 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .command('config')
     .description('Print a model\'s config.pbtxt as parsed (no auto-complete).')
     .argument('<model-dir>', 'a model directory holding config.pbtxt, or the config file itself')
-    .addOption(new Option('--json', 'print JSON (the default and only format)').default(true))
-    .action(async (path: string) => {
+    .option('--json', 'print JSON; always on (JSON is the only format), and errors become one JSON object too')
+    .action(async (path: string, options: { json?: boolean }) => {
       const { runConfig } = await import('./config');
-      setExit(await runConfig(path, io));
+      setExit(await runConfig(path, io, options));
     });
 
   program
     .command('package')
     .description('Validate with the SageMaker MME rules and write the reproducible tar.gz an MME loads.')
     .argument('<path>', 'a model repository (an ensemble and its composing models) or one model directory')
-    .option('-o, --output <file>', 'archive to write (default: ./<TargetModel>)')
+    .option(
+      '-o, --output <file-or-dir>',
+      'archive to write, or a directory to write <TargetModel> into (default: <TargetModel> in the current directory, ' +
+        'or beside the repository when run inside it)',
+    )
     .option('--name <target-model>', 'TargetModel name (default: the output file name, or <dirname>.tar.gz)')
     .option('--level <0-9>', 'gzip level; weights that do not compress are stored whatever the level', '6')
+    .option('--force', 'replace an existing archive')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (path: string, options: { output?: string; name?: string; level?: string; json?: boolean }) => {
+    .action(async (path: string, options: import('./package').PackageOptions) => {
       const { runPackage } = await import('./package');
-      setExit(await onInterrupt(io, undefined, (signal) => runPackage(path, options, io, signal)));
+      setExit(await withCancellation(io, {}, ({ signal }) => runPackage(path, options, io, signal)));
     });
 
   program
@@ -123,16 +151,18 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--rps <n>', 'requests per second over all models (default: 10)')
     .option('--requests <n>', 'requests to simulate (default: 200000)')
     .option('--seed <n>', 'seed of the simulated traffic (default: 1)')
-    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable)', repeatable, [])
+    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable; default: estimated ' +
+      'from the weight files)', repeatable)
     .option('--gpu-reserve <MiB>', 'GPU memory kept back for the Triton server (default: 1024)')
     .option('--disk-gb <GB>', 'model cache disk per instance (default: the NVMe instance store)')
-    .option('--cold-start <params>', 'download=MB/s,extract=MB/s,load=MB/s,per-model=s (default: 100,150,500,1)')
+    .option('--cold-start <params>', 'cold-start rates, any of download=MB/s,extract=MB/s,load=MB/s,per-model=s ' +
+      '(default: download=100,extract=150,load=500,per-model=1)')
     .option('--json', 'print one JSON report on stdout')
     .option('--csv <file>', 'write the per-instance-count curve as CSV')
     .option('--force', 'let --csv replace an existing file')
     .action(async (paths: string[], options: import('./plan').PlanCommandOptions) => {
       const { runPlan } = await import('./plan');
-      setExit(await runPlan(paths, options, io));
+      setExit(await withCancellation(io, {}, ({ signal }) => runPlan(paths, options, io, signal)));
     });
 
   const local = program
@@ -157,7 +187,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');
-      setExit(await runLocalLoad(archive, options, io));
+      setExit(await withCancellation(io, {}, ({ signal }) => runLocalLoad(archive, options, io, signal)));
     });
   const localInvoke = local
     .command('invoke')
@@ -169,7 +199,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--url <url>', localUrlHelp)
     .action(async (target: string, options: import('./local').LocalInvokeOptions) => {
       const { runLocalInvoke } = await import('./local');
-      setExit(await runLocalInvoke(target, options, io));
+      setExit(await withCancellation(io, {}, ({ signal }) => runLocalInvoke(target, options, io, signal)));
     });
   local
     .command('unload')
@@ -206,7 +236,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .action(async (path: string, options: import('./push').PushOptions) => {
       const { runPush } = await import('./push');
       const notice = '\nCancelling: aborting the multipart upload so no parts are left behind (Ctrl-C again to quit at once)...\n';
-      setExit(await onInterrupt(io, notice, (signal) => runPush(path, { ...options, signal }, io)));
+      setExit(await withCancellation(io, { notice }, ({ signal, onQuit }) => runPush(path, { ...options, signal, onQuit }, io)));
     });
   addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix ' +
     'with its size and last change.'))
@@ -230,20 +260,20 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       .command('invoke')
       .description('Call InvokeEndpoint on one TargetModel with KServe v2 inputs built from files and sentences; print the outputs.'),
   ))
-    .option('--endpoint <name>', 'the multi-model endpoint')
-    .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz')
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
+    .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz (required)')
     .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
     .action(async (options: import('./invoke').InvokeOptions) => {
       const { runInvoke } = await import('./invoke');
-      setExit(await runInvoke(options, io));
+      setExit(await withCancellation(io, {}, ({ signal }) => runInvoke(options, io, signal)));
     });
   addAwsOptions(
     program
       .command('status')
       .description('Show the endpoint, its instances and auto scaling, and the last hour of model-cache and GPU metrics.'),
   )
-    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
     .option('--variant <name>', 'the production variant (default: the only one)')
     .action(async (options: import('./status').StatusOptions) => {
       const { runStatus } = await import('./status');
@@ -259,7 +289,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
       ),
     'print one JSON object per event, one per line',
   )
-    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
     .option('--since <when>', 'start of the window: a duration back from now (30m, 1h, 2d) or an ISO 8601 time', '1h')
     .option('--target-model <name>', 'only the events of this TargetModel')
     .option('--variant <name>', 'only the instances of this production variant')
@@ -267,44 +297,20 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--poll-interval <seconds>', 'with --follow, seconds between two reads of new lines (default: 5)')
     .action(async (options: import('./logs').LogsOptions) => {
       const { runLogs } = await import('./logs');
-      // The CLI owns the signals: Ctrl-C or SIGTERM stops a follow (or a long read) cleanly; a second one kills.
-      const abort = new AbortController();
-      const stop = () => abort.abort();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      try {
-        setExit(await runLogs(options, io, abort.signal));
-      } finally {
-        process.removeListener('SIGINT', stop);
-        process.removeListener('SIGTERM', stop);
-      }
+      // Ctrl-C, SIGTERM or SIGHUP stops a follow (or a long read) cleanly; a second one quits at once.
+      setExit(await withCancellation(io, {}, ({ signal }) => runLogs(options, io, signal)));
     });
 
-  for (const command of program.commands) {
+  const configure = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
+      outputError: (s, write) => write(`mme-deploy: ${s.replace(/^error: /, '')}`),
     });
-  }
-  return program;
-}
-
-/**
- * Runs `action` with a signal that the first Ctrl-C aborts (after printing `notice`); a second Ctrl-C quits at once.
- * The CLI alone listens to process signals: the library only sees the AbortSignal.
- */
-async function onInterrupt<T>(io: CliIo, notice: string | undefined, action: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const abort = new AbortController();
-  const onSigint = () => {
-    if (notice) io.stderr(notice);
-    abort.abort();
+    command.commands.forEach(configure);
   };
-  process.once('SIGINT', onSigint);
-  try {
-    return await action(abort.signal);
-  } finally {
-    process.removeListener('SIGINT', onSigint);
-  }
+  program.commands.forEach(configure);
+  return program;
 }
 
 function packageVersion(): string {

@@ -8,7 +8,9 @@ import type { ModelConfig } from '../config/model-config-schema';
 import { MmeError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { PushStart, pushTargetModel } from '../push/push-target-model';
+import { shellCommand, shellQuote } from '../shell-quote';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
+import { withPathAsGiven } from './cli-errors';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
 import { formatReport, reportToJson } from './report-format';
@@ -20,8 +22,10 @@ export interface PushOptions extends ModelLocationCommandOptions {
   readonly force?: boolean;
   /** gzip level when packing a directory. */
   readonly level?: string;
-  /** Cancels the push (program.ts wires Ctrl-C to it; tests pass their own). */
+  /** Cancels the push (program.ts wires Ctrl-C, SIGTERM and SIGHUP to it; tests pass their own). */
   readonly signal?: AbortSignal;
+  /** Registers what to print if the user quits before the cancelled upload is aborted (program.ts). */
+  readonly onQuit?: (describe: () => string | undefined) => void;
   /** Multipart part size in bytes (tests use S3's 5 MiB minimum). */
   readonly partSize?: number;
 }
@@ -36,6 +40,8 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
   }
   let progress: ProgressReporter | undefined;
   let started = 0;
+  let cleanup: string | undefined;
+  options.onQuit?.(() => (cleanup ? `Parts of the upload may remain in S3 (and are billed); remove them with: ${cleanup}` : undefined));
   const onStart = (start: PushStart) => {
     if (start.replacing) {
       io.stderr(`Replacing ${start.url} (--force). ${cachedCopyNote(start.targetModel)} ${ROLLOUT_ADVICE}\n`);
@@ -44,9 +50,10 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
     started = Date.now();
   };
   let result;
+  const source = resolve(io.cwd, given);
   try {
     result = await pushTargetModel({
-      source: resolve(io.cwd, given),
+      source,
       shown: given,
       location: { ...connectionOf(options), ...locationOf(options) },
       force: Boolean(options.force),
@@ -56,7 +63,10 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
       ...(level !== undefined ? { level } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.partSize ? { partSize: options.partSize } : {}),
+      onMultipartUpload: (command) => (cleanup = command),
     });
+  } catch (err) {
+    throw withPathAsGiven(err, source, given);
   } finally {
     progress?.stop();
   }
@@ -102,15 +112,15 @@ function locationOf(options: PushOptions) {
 }
 
 function invokeExample(targetModel: string, config: ModelConfig | undefined, endpointName: string | undefined): string {
-  const endpoint = endpointName ?? '<endpoint-name>';
+  const endpoint = endpointName ? shellQuote(endpointName) : '<endpoint-name>';
   const inputs = (config?.input ?? []).map((input) => {
     const type = input.data_type;
-    if (type === 'TYPE_STRING') return `--text ${input.name}="Hello world"`;
-    if (type === 'TYPE_UINT8') return `--input ${input.name}=@image.jpg`;
-    return `--input ${input.name}=@${(input.name ?? 'input').toLowerCase()}.json`;
+    if (type === 'TYPE_STRING') return shellCommand(['--text', `${input.name}=Hello world`]);
+    if (type === 'TYPE_UINT8') return shellCommand(['--input', `${input.name}=@image.jpg`]);
+    return shellCommand(['--input', `${input.name}=@${(input.name ?? 'input').toLowerCase()}.json`]);
   });
   const args = inputs.length > 0 ? inputs.join(' ') : '--input NAME=@input.json';
-  return `mme-deploy invoke --endpoint ${endpoint} --target-model ${targetModel} ${args}`;
+  return `mme-deploy invoke --endpoint ${endpoint} ${shellCommand(['--target-model', targetModel])} ${args}`;
 }
 
 interface ProgressReporter {

@@ -2,6 +2,7 @@
 
 import { countSummary, Diagnostic, formatDiagnostic } from '../diagnostics';
 import type { ValidationReport } from '../repository/validate';
+import { escapeControl, escapeExcerpt } from './terminal-text';
 
 export interface ReportJson {
   readonly ok: boolean;
@@ -37,10 +38,25 @@ export function formatReport(report: ValidationReport, target: string): string {
     const list = byModel.get(key);
     if (!list) continue;
     lines.push(key ? `${key}:` : `${target}:`);
-    for (const d of list) lines.push(formatDiagnostic(d, { prefix: '  ' }));
+    for (const d of list) lines.push(formatDiagnosticText(d, { prefix: '  ' }));
   }
   const models = report.models.length;
   const verdict = report.ok ? 'valid' : 'invalid';
   lines.push(`${target}: ${verdict} (${models} model${models === 1 ? '' : 's'}; ${countSummary(report.diagnostics)})`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * One diagnostic for a terminal: formatDiagnostic with its file, message and caret excerpt escaped (a config line can
+ * hold control characters), the caret kept under its column.
+ */
+export function formatDiagnosticText(d: Diagnostic, options: { prefix?: string } = {}): string {
+  const safe: Diagnostic = {
+    ...d,
+    file: escapeControl(d.file),
+    message: escapeControl(d.message),
+    ...(d.model !== undefined ? { model: escapeControl(d.model) } : {}),
+    ...(d.excerpt !== undefined ? { excerpt: escapeExcerpt(d.excerpt) } : {}),
+  };
+  return formatDiagnostic(safe, options);
 }

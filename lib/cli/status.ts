@@ -4,6 +4,7 @@
 import { createAutoScalingClient, createCloudWatchClient, createCloudWatchLogsClient, createSageMakerClient } from '../aws/aws-clients';
 import { endpointStatus, type EndpointStatusReport, type MetricSummary } from '../aws/endpoint-status';
 import { MmeError } from '../errors';
+import { shellCommand } from '../shell-quote';
 import { AwsCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
@@ -88,8 +89,8 @@ export function formatStatus(report: EndpointStatusReport): string {
     lines.push('No data points in the last hour: the endpoint had no traffic, or metrics are still arriving.');
   }
   if (report.failures) {
-    lines.push('', 'Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs ' +
-      `--endpoint ${endpoint.endpointName})`);
+    lines.push('', 'Failures in the last hour, per TargetModel (container logs; details: ' +
+      `${shellCommand(['mme-deploy', 'logs', '--endpoint', endpoint.endpointName])})`);
     lines.push(formatFailureSummary(report.failures).trimEnd());
   }
   return `${lines.join('\n')}\n`;

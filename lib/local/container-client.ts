@@ -42,9 +42,16 @@ export function parseContainerUrl(text: string): URL {
   return url;
 }
 
-/** A client for one container; every method resolves with the raw response or rejects with an MmeError. */
+/**
+ * A client for one container; every method resolves with the raw response or rejects with an MmeError:
+ * CONTAINER_UNREACHABLE when nothing answers or what answers is not Triton's SageMaker server (a web page),
+ * ABORTED when `signal` aborts a request.
+ */
 export class MmeContainerClient {
-  constructor(readonly baseUrl: URL) {}
+  constructor(
+    readonly baseUrl: URL,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   /** `POST /models`: what SageMaker sends after extracting an archive. */
   load(hash: string, targetModel: string, url: string): Promise<ContainerResponse> {
@@ -81,12 +88,20 @@ export class MmeContainerClient {
         {
           method,
           headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}), Accept: '*/*' },
+          ...(this.signal ? { signal: this.signal } : {}),
         },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
-          res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(this.baseUrl, method, path, err)));
+          res.on('end', () => {
+            const response = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+            const notTriton = notTritonReason(response);
+            if (notTriton) reject(new MmeError('CONTAINER_UNREACHABLE', `${this.baseUrl.origin} is not a Triton container's SageMaker port: ` +
+              `${method} ${path} answered HTTP ${response.status} with ${notTriton}, where Triton answers JSON. Pass the ` +
+              `port the container publishes as 8080 with --url (it runs \`serve\` with SAGEMAKER_MULTI_MODEL=true).`));
+            else resolvePromise(response);
+          });
         },
       );
       req.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(this.baseUrl, method, path, err)));
@@ -95,8 +110,23 @@ export class MmeContainerClient {
   }
 }
 
+/**
+ * Why a response cannot come from Triton's SageMaker server, or undefined: Triton answers JSON or nothing, never a
+ * web page (a proxy, a dashboard or another service on the port would).
+ */
+function notTritonReason(response: ContainerResponse): string | undefined {
+  const type = String(response.headers['content-type'] ?? '').toLowerCase();
+  const start = response.body.subarray(0, 256).toString('utf8').trimStart().toLowerCase();
+  if (type.includes('html') || start.startsWith('<!doctype html') || start.startsWith('<html')) return 'a web page';
+  if (type.includes('xml') || start.startsWith('<?xml')) return 'an XML document';
+  return undefined;
+}
+
 function connectionError(base: URL, method: string, path: string, err: NodeJS.ErrnoException): MmeError {
   const where = `${base.origin}`;
+  if (err.name === 'AbortError') {
+    return new MmeError('ABORTED', `interrupted: ${method} ${path} was cancelled (the container may still complete it).`);
+  }
   if (err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET' || err.code === 'EHOSTUNREACH') {
     return new MmeError(
       'CONTAINER_UNREACHABLE',

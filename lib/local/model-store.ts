@@ -3,11 +3,12 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { Dirent } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { extractTarGz } from '../archive/tar-reader';
 import { Diagnostic, hasErrors } from '../diagnostics';
-import { ErrorCode, MmeError, isMmeError } from '../errors';
+import { ErrorCode, MmeError, isMmeError, unreadable } from '../errors';
 import { discoverModels, RepositoryAccessError } from '../repository/discover';
 import { checkMmeArchive } from '../repository/mme-rules';
 
@@ -82,10 +83,9 @@ export interface StageOutcome {
  * destination and renamed into place, so a failure leaves nothing half-written. A previous copy that `local load`
  * wrote for the same TargetModel is replaced; a directory it did not write is never touched.
  */
-export async function stageArchive(archive: string, modelsDir: string, targetModel: string): Promise<StageOutcome> {
+export async function stageArchive(archive: string, modelsDir: string, targetModel: string, signal?: AbortSignal): Promise<StageOutcome> {
   const archivePath = resolve(archive);
-  const archiveStat = await stat(archivePath).catch(() => undefined);
-  if (!archiveStat?.isFile()) throw new MmeError('NOT_FOUND', `${archive}: no such archive file (expected a .tar.gz made by mme-deploy package).`);
+  await checkArchiveFile(archivePath, archive);
 
   const root = resolve(modelsDir);
   const hash = modelHash(targetModel);
@@ -105,7 +105,7 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   let entries: string[];
   let checked: { diagnostics: Diagnostic[]; tensorrtPlans: string[] };
   try {
-    entries = await extractTarGz(archivePath, join(staging, 'model'), { links: 'inside' });
+    entries = await extractTarGz(archivePath, join(staging, 'model'), { links: 'inside', ...(signal ? { signal } : {}) });
     checked = await checkExtracted(join(staging, 'model'), targetModel);
     if (hasErrors(checked.diagnostics)) {
       await rm(staging, { recursive: true, force: true });
@@ -115,6 +115,7 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
     await writeFile(join(staging, STAGE_RECORD), `${JSON.stringify(record, null, 2)}\n`);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
+    if (isMmeError(err, 'ABORTED')) throw new MmeError('ABORTED', `interrupted: ${archive} was not loaded, and nothing of it was left in ${modelsDir}.`);
     throw new MmeError(extractionErrorCode(err), `Could not extract ${archive}: ${(err as Error).message}`, { cause: err });
   }
 
@@ -128,6 +129,24 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   }
   const staged = { hash, hashDir, modelDir: join(hashDir, 'model'), entries, replaced: Boolean(existing), tensorrtPlans: checked.tensorrtPlans };
   return { diagnostics: checked.diagnostics, staged };
+}
+
+/**
+ * Throws NOT_FOUND or UNREADABLE unless `path` is a regular file this user may read: checked before anything else
+ * (a container is asked nothing about an archive that is not there).
+ */
+export async function checkArchiveFile(path: string, shown: string): Promise<void> {
+  let info;
+  try {
+    info = await stat(path);
+    await access(path, constants.R_OK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new MmeError('NOT_FOUND', `${shown}: no such archive file (expected a .tar.gz made by mme-deploy package).`);
+    }
+    throw unreadable(shown, err);
+  }
+  if (!info.isFile()) throw new MmeError('USAGE', `${shown} is not a file; give the .tar.gz made by mme-deploy package.`);
 }
 
 /**

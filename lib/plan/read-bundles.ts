@@ -10,7 +10,8 @@ import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import type { Diagnostic } from '../diagnostics';
-import { isMmeError, MmeError } from '../errors';
+import { isMmeError, MmeError, readFailure } from '../errors';
+import { shellCommand } from '../shell-quote';
 import { validateRepository } from '../repository/validate';
 import type { ModelFile, TritonModelFiles } from './memory-estimate';
 
@@ -27,17 +28,26 @@ export interface BundleFiles {
   readonly models: readonly TritonModelFiles[];
 }
 
-export async function readBundle(path: string): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+export interface ReadBundleOptions {
+  /** Stops reading an archive (the result then has a `plan-unreadable-archive` error). @default - no way to stop */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * What the planner needs from one archive or repository. A path that is missing or cannot be read (a file in a
+ * repository included) gives a `plan-unreadable-input` error with the reason (`cannot read PATH: permission denied`).
+ */
+export async function readBundle(path: string, options: ReadBundleOptions = {}): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
   let info;
   try {
     info = await stat(path);
   } catch (err) {
     return { diagnostics: [ioError(path, err)] };
   }
-  return info.isDirectory() ? readRepository(path) : readArchive(path, info.size);
+  return info.isDirectory() ? readRepository(path) : readArchive(path, info.size, options.signal);
 }
 
-async function readArchive(path: string, size: number): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+async function readArchive(path: string, size: number, signal?: AbortSignal): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
   const name = basename(path);
   const tally = new ArchiveFiles();
   const configs = new Map<string, string>();
@@ -56,14 +66,14 @@ async function readArchive(path: string, size: number): Promise<{ bundle?: Bundl
         }
         configs.set(entry.path, await readText(content));
       }
-    });
+    }, signal ? { signal } : {});
   } catch (err) {
-    const unreadable = isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE');
+    if (isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE')) return { diagnostics: [ioError(path, err)] };
     return {
       diagnostics: [
         {
           severity: 'error',
-          code: unreadable ? 'plan-unreadable-input' : 'plan-unreadable-archive',
+          code: 'plan-unreadable-archive',
           message: `cannot read ${path}: ${(err as Error).message}`,
           file: name,
         },
@@ -100,7 +110,7 @@ async function readRepository(path: string): Promise<{ bundle?: BundleFiles; dia
         code: 'plan-repository-invalid',
         message:
           `${name} has ${errors.length} validation error(s) (first: ${errors[0]!.message}); the estimate uses what ` +
-          `could be read. Run \`mme-deploy validate --mme ${path}\` to see them all.`,
+          `could be read. Run \`${shellCommand(['mme-deploy', 'validate', '--mme', path])}\` to see them all.`,
         file: path,
       });
     }
@@ -263,12 +273,8 @@ async function readText(stream: Readable): Promise<string> {
 }
 
 function ioError(path: string, err: unknown): Diagnostic {
-  const code = (err as NodeJS.ErrnoException).code;
-  const reason = code === 'ENOENT' ? 'no such file or directory' : (err as Error).message;
-  return {
-    severity: 'error',
-    code: 'plan-unreadable-input',
-    message: `cannot read ${path}: ${reason}. Pass TargetModel archives (.tar.gz) or model repository directories.`,
-    file: path,
-  };
+  // The library's own errors already say what could not be read (a file inside a repository, say).
+  const message = isMmeError(err) ? err.message : `cannot read ${path}: ${readFailure(err)}`;
+  const hint = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ' Pass TargetModel archives (.tar.gz) or model repository directories.' : '';
+  return { severity: 'error', code: 'plan-unreadable-input', message: `${message}${hint}`, file: path };
 }

@@ -4,10 +4,11 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
+import { readStreamedModelConfig } from '../aws/invoke-model-config';
 import { packRepository, servedModel } from '../bundle/pack-repository';
 import type { ModelConfig } from '../config/model-config-schema';
-import { MmeError } from '../errors';
+import { MmeError, unreadable } from '../errors';
 import { defaultTargetModel, targetModelProblems } from '../repository/mme-rules';
 import type { ValidationReport } from '../repository/validate';
 
@@ -20,8 +21,11 @@ export interface PushSource {
   readonly close: () => void;
   /** The byte count, when known before the upload (an archive). */
   readonly size?: number;
-  /** The config of the model SageMaker serves, when known (a directory): for an invoke example. */
-  readonly config?: ModelConfig;
+  /**
+   * The config of the model SageMaker serves, for an invoke example: a directory's from its validation, an archive's
+   * read from the bytes uploaded (so it resolves once they are all read), undefined when it cannot be told.
+   */
+  readonly config: () => Promise<ModelConfig | undefined>;
 }
 
 export interface SourceOptions {
@@ -43,7 +47,8 @@ export async function openPushSource(
   let isDirectory: boolean;
   try {
     isDirectory = (await stat(path)).isDirectory();
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(shown, err);
     throw new MmeError('NOT_FOUND', `${shown} does not exist; give a TargetModel archive (.tar.gz) or a model repository directory.`);
   }
   const targetModel = options.name ?? (isDirectory ? defaultTargetModel(path.replace(/[\\/]+$/, '') || path) : basename(path));
@@ -56,11 +61,27 @@ async function archiveFile(path: string, shown: string, targetModel: string): Pr
   const { size } = await stat(path);
   await checkGzip(path, shown);
   let stream: Readable | undefined;
+  let config: Promise<ModelConfig | undefined> = Promise.resolve(undefined);
   return {
     kind: 'archive',
     targetModel,
-    open: () => (stream = createReadStream(path, { highWaterMark: 1 << 20 })),
+    open: () => {
+      stream = createReadStream(path, { highWaterMark: 1 << 20 });
+      // The bytes uploaded are read once more, as they go, for the served model's config: no second pass over a
+      // large archive. A copy the reader gives up on is drained, so it never holds the upload back.
+      const copy = new PassThrough({ highWaterMark: 1 << 20 });
+      stream.pipe(copy);
+      config = readStreamedModelConfig(copy, shown).then(
+        (found) => found.config,
+        () => {
+          copy.resume();
+          return undefined;
+        },
+      );
+      return stream;
+    },
     close: () => stream?.destroy(),
+    config: () => config,
     size,
   };
 }
@@ -81,12 +102,14 @@ async function packedDirectory(
     targetModel: packed.targetModel,
     open: () => stream,
     close: () => stream.destroy(),
-    ...(config ? { config } : {}),
+    config: async () => config,
   };
 }
 
 async function checkGzip(path: string, shown: string): Promise<void> {
-  const handle = await open(path, 'r');
+  const handle = await open(path, 'r').catch((err: unknown) => {
+    throw unreadable(shown, err);
+  });
   try {
     const magic = Buffer.alloc(2);
     const { bytesRead } = await handle.read(magic, 0, 2, 0);

@@ -33,6 +33,8 @@ export interface PushTargetModelOptions {
   readonly onProgress?: (uploaded: number, total: number | undefined) => void;
   /** Multipart part size in bytes. @default 16 MiB (S3's minimum is 5 MiB) */
   readonly partSize?: number;
+  /** Called once a multipart upload exists, with the command that aborts it (for a user who quits before the abort). */
+  readonly onMultipartUpload?: (cleanupCommand: string) => void;
 }
 
 export interface PushStart {
@@ -57,7 +59,7 @@ export type PushResult =
       readonly replaced: boolean;
       /** The endpoint followed, when the location was given as one. */
       readonly endpoint?: ResolvedEndpoint;
-      /** The config of the model SageMaker serves, when known (a directory). */
+      /** The config of the model SageMaker serves, when it can be told (read from the archive or the directory). */
       readonly config?: ModelConfig;
     };
 
@@ -77,7 +79,11 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
   try {
     throwIfAborted(signal, source.targetModel);
     const { location, endpoint } = await resolveModelLocation(where);
-    const context = { ...(where.profile ? { profile: where.profile } : {}), ...(where.region ? { region: where.region } : {}) };
+    const context = {
+      ...(where.profile ? { profile: where.profile } : {}),
+      ...(where.region ? { region: where.region } : {}),
+      ...(where.endpointUrl ? { endpointUrl: where.endpointUrl } : {}),
+    };
     const url = s3Url(location, source.targetModel);
     const existing = await headTargetModel(s3, location, source.targetModel, context);
     if (existing && !options.force) {
@@ -107,8 +113,10 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(source.size !== undefined ? { size: source.size } : {}),
       ...(options.partSize ? { partSize: options.partSize } : {}),
+      ...(options.onMultipartUpload ? { onMultipartUpload: options.onMultipartUpload } : {}),
       ...context,
     });
+    const config = await source.config();
     return {
       ok: true,
       kind: source.kind,
@@ -116,7 +124,7 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
       upload,
       replaced: Boolean(existing),
       ...(endpoint ? { endpoint } : {}),
-      ...(source.config ? { config: source.config } : {}),
+      ...(config ? { config } : {}),
     };
   } finally {
     s3.destroy();

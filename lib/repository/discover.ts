@@ -3,13 +3,13 @@
 // directories Triton would load. Synchronous on purpose: ten thousand small directories are read fastest that way.
 
 import { Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, relative, resolve, sep } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
-import { MmeError } from '../errors';
+import { MmeError, readFailure } from '../errors';
 import { buildModel, CONFIG_FILE } from './build-model';
 import { LoadedModel, relPath } from './model';
-import { diskFiles } from './model-files';
+import { diskFiles, OnUnreadable } from './model-files';
 
 /**
  * A path the library cannot read as a repository at all: `NOT_FOUND`, `USAGE` (not a directory) or `UNREADABLE`.
@@ -32,6 +32,33 @@ export interface Discovery {
   readonly root: string;
   readonly models: LoadedModel[];
   readonly diagnostics: Diagnostic[];
+  /**
+   * Files and directories that exist but could not be read, as the path was given (`repo/m/config.pbtxt`) with the
+   * reason. It grows while rules read the models' files; `unreadableError` turns it into the error to throw.
+   */
+  readonly unreadable: ReadFailure[];
+}
+
+/** A path that exists but cannot be read, and why (`permission denied`). */
+export interface ReadFailure {
+  readonly path: string;
+  readonly reason: string;
+  readonly errno?: string;
+}
+
+/**
+ * The error for a discovery whose files could not all be read (UNREADABLE: the CLI exits 2), or undefined. Read errors
+ * are the user's environment, not faults of the models: reporting them as rule violations would send people to fix
+ * configs that are fine.
+ */
+export function unreadableError(discovery: Pick<Discovery, 'unreadable'>): RepositoryAccessError | undefined {
+  const failures = [...new Map(discovery.unreadable.map((f) => [f.path, f])).values()];
+  if (failures.length === 0) return undefined;
+  const list = failures.map((f) => `cannot read ${f.path}: ${f.reason}`);
+  const fix = failures.some((f) => f.errno === 'EACCES' || f.errno === 'EPERM')
+    ? ' Make the files readable by this user (chmod -R a+rX, or run as their owner), then run again.'
+    : '';
+  return new RepositoryAccessError('UNREADABLE', `${list.join('; ')}.${fix}`);
 }
 
 export function discoverModels(path: string, options: DiscoverOptions = {}): Discovery {
@@ -48,12 +75,19 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       'subdirectories are models) or of one model directory (it holds config.pbtxt).');
   }
   const diagnostics: Diagnostic[] = [];
+  const unreadable: ReadFailure[] = [];
+  // Paths as the user gave them: `repo/m/1/model.onnx` for an absolute /home/u/repo/m/1/model.onnx.
+  const shown = (absolute: string) => relPath(path.replace(/[\\/]+$/, '') || path, relative(root, absolute).split(sep).join('/'));
+  const onUnreadable: OnUnreadable = (absolute, err) =>
+    unreadable.push({ path: shown(absolute), reason: readFailure(err), ...(err.code ? { errno: err.code } : {}) });
   const ignore = options.ignore ?? (() => false);
   const entries = readEntries(root, path);
+  const load = (dir: string, name: string, relDir: string, dirEntries: Dirent[]) =>
+    loadModel({ dir, name, relDir, entries: dirEntries, diagnostics, ignore, onUnreadable });
 
   if (entries.some((e) => e.name === CONFIG_FILE && !e.isDirectory()) || isModelWithoutConfig(root, entries, ignore)) {
-    const model = loadModel(root, basename(root), '', entries, diagnostics, ignore);
-    return { layout: 'model', root, models: [model], diagnostics };
+    const model = load(root, basename(root), '', entries);
+    return { layout: 'model', root, models: [model], diagnostics, unreadable };
   }
 
   const models: LoadedModel[] = [];
@@ -88,7 +122,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       continue;
     }
     const dir = join(root, entry.name);
-    models.push(loadModel(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), diagnostics, ignore));
+    models.push(load(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name))));
   }
   if (models.length === 0) {
     const message =
@@ -96,7 +130,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       'version directory such as 1/), or give one model directory.';
     diagnostics.push(diagnostic('error', 'empty-repository', message, { file: '.' }));
   }
-  return { layout: 'repository', root, models, diagnostics };
+  return { layout: 'repository', root, models, diagnostics, unreadable };
 }
 
 /**
@@ -137,8 +171,8 @@ function readEntries(dir: string, shown: string): Dirent[] {
   try {
     return readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareBytes(a.name, b.name));
   } catch (err) {
-    throw new RepositoryAccessError('UNREADABLE', `${shown}: cannot read the directory ` +
-      `(${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
+    throw new RepositoryAccessError('UNREADABLE', `cannot read ${shown}: ${readFailure(err)}. Make the directory ` +
+      'readable by this user (chmod a+rx, or run as its owner), then run again.');
   }
 }
 
@@ -168,14 +202,17 @@ export function compareBytes(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function loadModel(
-  dir: string,
-  name: string,
-  relDir: string,
-  entries: Dirent[],
-  diagnostics: Diagnostic[],
-  ignore: (name: string) => boolean,
-): LoadedModel {
+interface ModelDirectory {
+  readonly dir: string;
+  readonly name: string;
+  readonly relDir: string;
+  readonly entries: Dirent[];
+  readonly diagnostics: Diagnostic[];
+  readonly ignore: (name: string) => boolean;
+  readonly onUnreadable: OnUnreadable;
+}
+
+function loadModel({ dir, name, relDir, entries, diagnostics, ignore, onUnreadable }: ModelDirectory): LoadedModel {
   const configFile = relPath(relDir, CONFIG_FILE);
   const configEntry = entries.find((e) => e.name === CONFIG_FILE);
   const hasConfig = configEntry !== undefined && isFile(dir, configEntry);
@@ -188,8 +225,15 @@ function loadModel(
     diagnostics.push(diagnostic('error', 'config-not-a-file', message, source));
   } else if (hasConfig) {
     // One native call reads and decodes; the size is checked on the text after (a config is a few kilobytes).
-    const text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
-    if (text.length > MAX_CONFIG_BYTES) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+    } catch (err) {
+      onUnreadable(join(dir, CONFIG_FILE), err as NodeJS.ErrnoException);
+    }
+    if (text === undefined) {
+      // Reported as a read error by the caller; the model is judged as if it had no config meanwhile.
+    } else if (text.length > MAX_CONFIG_BYTES) {
       const message = `${configFile} is ${Buffer.byteLength(text)} bytes; a model configuration is at most ` +
         `${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`;
       diagnostics.push(diagnostic('error', 'config-too-large', message, source));
@@ -207,7 +251,7 @@ function loadModel(
       subdirs: entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name),
       hasConfig,
       configText,
-      files: diskFiles(),
+      files: diskFiles(onUnreadable),
     },
     diagnostics,
   );

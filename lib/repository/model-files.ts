@@ -2,7 +2,7 @@
 // Discovery gives each model a view of the disk; a test gives one built from a list. Rules never call the file system
 // themselves, so a rule that reads only the config is tested from a string.
 
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 
 export interface FileInfo {
   readonly kind: 'file' | 'directory' | 'other';
@@ -33,21 +33,36 @@ export interface ByteReader {
   close(): void;
 }
 
+/** Called with a path that exists but cannot be read (permissions, a link loop), and the error. */
+export type OnUnreadable = (path: string, err: NodeJS.ErrnoException) => void;
+
+/** Errors that mean "there is nothing there", which rules report in their own words; any other is a read failure. */
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
+
 /**
  * The model's files as they are on disk, read on demand and remembered: a model is asked about a handful of paths,
  * so reading its whole tree up front (a SavedModel, a conda environment) would cost far more than it saves.
+ * A path that exists but cannot be read (EACCES, ELOOP, EIO, a regular file this user may not read) is reported to
+ * `onUnreadable` and looks absent to the rules: the caller reports it as a read error, not as a fault of the model.
  */
-export function diskFiles(): ModelFiles {
+export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFiles {
   let texts: Map<string, string | undefined> | undefined;
+  const failed = (path: string, err: unknown): undefined => {
+    const e = err as NodeJS.ErrnoException;
+    if (!ABSENT.has(e.code ?? '')) onUnreadable(path, e);
+    return undefined;
+  };
   return {
     stat(path) {
       let stats;
       try {
         stats = statSync(path, { throwIfNoEntry: false });
-      } catch {
-        return undefined; // ENOTDIR, EACCES, ELOOP: nothing Triton could read either
+        if (!stats) return undefined;
+        // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
+        if (stats.isFile()) accessSync(path, constants.R_OK);
+      } catch (err) {
+        return failed(path, err);
       }
-      if (!stats) return undefined;
       return { kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other', size: stats.size };
     },
     readText(path) {
@@ -57,8 +72,8 @@ export function diskFiles(): ModelFiles {
         try {
           // Only a regular file: reading a FIFO would wait forever for a writer.
           text = statSync(path, { throwIfNoEntry: false })?.isFile() ? readFileSync(path, 'utf8') : undefined;
-        } catch {
-          text = undefined;
+        } catch (err) {
+          text = failed(path, err);
         }
         texts.set(path, text);
       }
@@ -67,8 +82,9 @@ export function diskFiles(): ModelFiles {
     list(path) {
       try {
         return new Set(readdirSync(path));
-      } catch {
-        return new Set(); // unreadable: nothing to infer from
+      } catch (err) {
+        failed(path, err);
+        return new Set();
       }
     },
     open(path) {
@@ -76,6 +92,7 @@ export function diskFiles(): ModelFiles {
       try {
         fd = openSync(path, 'r');
       } catch (err) {
+        failed(path, err);
         return (err as NodeJS.ErrnoException).code ?? String(err);
       }
       return {

@@ -116,6 +116,8 @@ export function checkOnnxModel(model: OnnxRuleSubject, options: OnnxRuleOptions 
     if (!found) continue;
     const shown = [model.relDir, dirName, found.shownName].filter((p) => p !== '').join('/');
     const read = readModelFile(model.files, found.path);
+    // A file that exists but cannot be opened is a read error, which the files view reports (as `validate` does).
+    if (read === 'unreadable') continue;
     if (!read.ok) {
       if (read.reason === 'is empty') {
         diagnostics.push(diagnostic('warning', 'model-file-empty', `${shown} is empty, so its inputs and outputs are not checked here (a stand-in?). ONNX Runtime cannot load an empty file: put the exported model there before deploying.`, { file: shown, model: model.name }));
@@ -143,9 +145,9 @@ function modelPath(model: OnnxRuleSubject, dirName: string, filename: string): {
   return info?.kind === 'file' ? { path, shownName: filename } : undefined;
 }
 
-function readModelFile(files: ModelFiles, path: string): OnnxReadResult {
+function readModelFile(files: ModelFiles, path: string): OnnxReadResult | 'unreadable' {
   const reader = files.open(path);
-  if (typeof reader === 'string') return { ok: false, reason: `cannot be opened (${reader})` };
+  if (typeof reader === 'string') return 'unreadable';
   try {
     return readOnnx(reader);
   } finally {

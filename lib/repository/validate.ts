@@ -1,13 +1,15 @@
 // validateRepository: discovery, every model's rules, the ensemble graph and (optionally) the SageMaker MME archive
 // rules, as one report. This is the library entry point the CLI, the packer and the CDK constructs share.
 
+import { basename } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
 import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
-import { discoverModels, DiscoverOptions } from './discover';
+import type { CollectResult } from '../archive/collect';
+import { discoverModels, DiscoverOptions, unreadableError } from './discover';
 import type { RunOptions } from '../python-auto-complete/run';
 import { completeWithPython, modelFileCompleter, withCompletedConfig, type Completion } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
-import type { LoadedModel } from './model';
+import { relPath, type LoadedModel } from './model';
 import { checkModel } from './model-rules';
 import type { PlanTarget } from './tensorrt-plan-rules';
 
@@ -52,16 +54,44 @@ export interface LoadedRepository {
   readonly diagnostics: Diagnostic[];
 }
 
-/** Reads and parses every model (no rules beyond parsing and version directories). */
+/**
+ * Reads and parses every model (no rules beyond parsing and version directories). Throws `RepositoryAccessError` when
+ * the path or a config.pbtxt cannot be read.
+ */
 export async function loadRepository(path: string, options: DiscoverOptions = {}): Promise<LoadedRepository> {
-  return discoverModels(path, options);
+  const discovery = discoverModels(path, options);
+  const unreadable = unreadableError(discovery);
+  if (unreadable) throw unreadable;
+  return discovery;
 }
 
 /**
- * Validates a model repository (or one model directory) with Triton's rules. Throws `RepositoryAccessError` only when
- * the path cannot be read as a directory at all; every fault in the repository is a diagnostic.
+ * Validates a model repository (or one model directory) with Triton's rules. Throws `RepositoryAccessError` when the
+ * path cannot be read as a directory, or when a file the rules read (with `mme`: any file of the archive) exists but
+ * cannot be read (`UNREADABLE`, listing each path and why); every fault in the models themselves is a diagnostic.
  */
 export async function validateRepository(path: string, options: ValidateOptions = {}): Promise<ValidationReport> {
+  return (await inspectRepository(path, options, false)).report;
+}
+
+/**
+ * validateRepository with the MME rules, plus the archive's entries as `package` packs them: the one walk that decides
+ * what `validate --mme` and `package` both refuse (links leaving the repository, special files, unreadable files,
+ * names an extractor refuses), so they never disagree. A single model directory is laid out as one directory inside.
+ */
+export async function validateArchive(
+  path: string,
+  options: Omit<ValidateOptions, 'mme'> = {},
+): Promise<{ report: ValidationReport; archive: CollectResult }> {
+  const { report, archive } = await inspectRepository(path, { ...options, mme: true }, true);
+  return { report, archive: archive! };
+}
+
+async function inspectRepository(
+  path: string,
+  options: ValidateOptions,
+  keepArchive: boolean,
+): Promise<{ report: ValidationReport; archive?: CollectResult }> {
   // In MME mode the repository is judged as it will be packed: what the packer leaves out is not there. The archive
   // modules load only then, to keep `validate` quick to start.
   const excludedReason = options.mme && !options.ignore ? (await import('../archive/exclusions')).excludedReason : undefined;
@@ -96,15 +126,21 @@ export async function validateRepository(path: string, options: ValidateOptions 
     const { checkTensorrtPlans } = await import('./tensorrt-plan-rules');
     diagnostics.push(...checkTensorrtPlans(models, options.target));
   }
+  let archive: CollectResult | undefined;
   if (mme) {
     diagnostics.push(...(await mme.checkMmeArchive(discovery, options.targetModel ?? mme.defaultTargetModel(discovery.root))));
+    const { collectEntries } = await import('../archive/collect');
+    const prefix = discovery.layout === 'model' ? { prefix: basename(discovery.root) } : {};
+    archive = await collectEntries(path, prefix);
+    diagnostics.push(...archive.problems);
+    const given = path.replace(/[\\/]+$/, '') || path;
+    discovery.unreadable.push(...archive.unreadable.map((f) => ({ ...f, path: relPath(given, f.path === '.' ? '' : f.path) })));
   }
+  const unreadable = unreadableError(discovery);
+  if (unreadable) throw unreadable;
   const sorted = sortDiagnostics(diagnostics);
-  return {
-    ok: !hasErrors(sorted),
-    models: models.map(summarize),
-    diagnostics: sorted,
-  };
+  const report = { ok: !hasErrors(sorted), models: models.map(summarize), diagnostics: sorted };
+  return keepArchive && archive ? { report, archive } : { report };
 }
 
 function summarize(model: LoadedModel): ModelSummary {

@@ -149,8 +149,8 @@ describe('collectEntries', () => {
   });
 
   it('reports a missing root or a file as the root', async () => {
-    expect((await collectEntries(join(dir.path, 'nope'))).problems).toEqual([
-      expect.objectContaining({ code: 'unreadable', file: '.' }),
+    expect((await collectEntries(join(dir.path, 'nope'))).unreadable).toEqual([
+      { path: '.', reason: 'no such file or directory', errno: 'ENOENT' },
     ]);
     expect((await collectEntries(join(repo, 'pre/config.pbtxt'))).problems).toEqual([
       expect.objectContaining({ code: 'not-a-directory' }),

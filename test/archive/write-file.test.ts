@@ -28,7 +28,7 @@ describe('writeStreamAtomically', () => {
     const data = Buffer.from('some archive bytes'.repeat(10_000));
     const result = await writeStreamAtomically(Readable.from([data.subarray(0, 1000), data.subarray(1000)]), out);
     expect(readFileSync(out).equals(data)).toBe(true);
-    expect(result).toEqual({ size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
+    expect(result).toEqual({ size: data.length, sha256: createHash('sha256').update(data).digest('hex'), removedStale: [] });
     expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
   });
 
@@ -57,7 +57,7 @@ describe('writeStreamAtomically', () => {
   it('skips hashing when the caller already hashes the stream', async () => {
     const data = Buffer.from('bytes hashed elsewhere');
     const result = await writeStreamAtomically(Readable.from([data]), out, { hash: false });
-    expect(result).toEqual({ size: data.length });
+    expect(result).toEqual({ size: data.length, removedStale: [] });
     expect(readFileSync(out).equals(data)).toBe(true);
   });
 

@@ -29,6 +29,9 @@ import { runInvoke } from '../../lib/cli/invoke';
 import { runStatus } from '../../lib/cli/status';
 import { binaryJsonContentType } from '../../lib/aws/kserve-codec';
 import { statusMetricQueries } from '../../lib/aws/endpoint-status';
+import { useAwsProfiles } from './aws-profile-fixture';
+
+useAwsProfiles(['dev']);
 
 const s3 = mockClient(S3Client);
 const sageMaker = mockClient(SageMakerClient);

@@ -75,7 +75,8 @@ describe('mme-deploy push (s3rver)', () => {
     expect(await runPush(archive, where, io)).toBe(0);
     expect(io.out()).toContain('Pushed adder-v1.tar.gz to s3://models/endpoint-a/adder-v1.tar.gz');
     expect(io.out()).toContain('TargetModel: adder-v1.tar.gz');
-    expect(io.out()).toContain('mme-deploy invoke --endpoint <endpoint-name> --target-model adder-v1.tar.gz --input NAME=@input.json');
+    // The archive's own input name, read from the bytes uploaded.
+    expect(io.out()).toContain('mme-deploy invoke --endpoint <endpoint-name> --target-model adder-v1.tar.gz --input A=@a.json');
     expect(await entryNames(await objectBytes('endpoint-a/adder-v1.tar.gz'))).toContain('adder/config.pbtxt');
   });
 

@@ -105,7 +105,7 @@ describe('invoke request errors', () => {
     ['an unknown input name', { inputs: ['IMAGE=[1]'] }, IMAGE_ENSEMBLE, /Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' \(UINT8 \[-1, -1\]\)/],
     ['a missing required input', { inputs: ['B=[true]'] }, NO_BATCH, /The model also needs 'A' \(INT64 \[2\]\)/],
     ['a datatype contradicting the config', { inputs: ['A=[1,2]'], datatype: 'FP32' }, NO_BATCH, /'A' is INT64 in the model config, but FP32 was given/],
-    ['data that does not fit the shape', { inputs: ['A=[1,2,3]'] }, NO_BATCH, /3 values but shape \[2\] from the model config needs 2/],
+    ['data that does not fit the shape', { inputs: ['A=[1,2,3]'] }, NO_BATCH, /has 3 values, but shape \[2\] from the model config holds 2: the dims must multiply/],
     ['an unknown output', { inputs: ['A=[1,2]'], outputs: ['MEAN'] }, NO_BATCH, /no output 'MEAN'; its outputs are 'SUM'/],
     ['an input without NAME=', { inputs: ['@dog.jpg'] }, NO_BATCH, /must look like NAME=value/],
     ['a missing file', { inputs: ['A=@nope.json'] }, NO_BATCH, /nope.json does not exist/],

@@ -12,6 +12,9 @@ import { followEndpointLogEvents } from '../../lib/aws/endpoint-logs';
 import { FAILURE_FILTER_PATTERN } from '../../lib/logs/log-messages';
 import { isMmeError } from '../../lib/errors';
 import { exitCodeOf } from '../../lib/cli/exit-codes';
+import { useAwsProfiles } from './aws-profile-fixture';
+
+useAwsProfiles(['dev']);
 
 const logs = mockClient(CloudWatchLogsClient);
 const sageMaker = mockClient(SageMakerClient);

@@ -146,7 +146,7 @@ describe('mme-deploy package', () => {
   it('refuses to write anything when the repository is invalid, keeping an existing output', async () => {
     const target = join(out, 'kept.tar.gz');
     writeFileSync(target, 'previous archive');
-    const run = await runCli(['package', makeRepo(BROKEN), '-o', target]);
+    const run = await runCli(['package', makeRepo(BROKEN), '-o', target, '--force']);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('Nothing was written');
     expect(readFileSync(target, 'utf8')).toBe('previous archive');
@@ -170,7 +170,7 @@ describe('mme-deploy package', () => {
     abort.abort();
     const { runPackage } = await import('../../lib/cli/package');
     await expect(
-      runPackage(repo, { output: target }, { stdout: () => undefined, stderr: () => undefined, isTTY: false, env: {}, cwd: out }, abort.signal),
+      runPackage(repo, { output: target, force: true }, { stdout: () => undefined, stderr: () => undefined, isTTY: false, env: {}, cwd: out }, abort.signal),
     ).rejects.toThrow(/interrupted: no archive was written/);
     expect(readFileSync(target, 'utf8')).toBe('older');
     expect(readdirSync(out).filter((f) => f.includes('interrupted') && f !== 'interrupted.tar.gz')).toEqual([]);

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { buildInvokeRequest } from '../../lib/aws/invoke-request';
 import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
 import { CliIo } from '../../lib/cli/io';
-import { runLocalInvoke, runLocalList, runLocalLoad, runLocalUnload } from '../../lib/cli/local';
+import * as local from '../../lib/cli/local';
+import { reportFailure } from '../../lib/cli/program';
 import { parseModelConfig } from '../../lib/config/parse';
 import { STAGE_RECORD, modelHash } from '../../lib/local/model-store';
 
@@ -76,6 +77,19 @@ class FakeContainer {
 function json(status: number, value: unknown): Reply {
   return { status, body: JSON.stringify(value), contentType: 'application/json' };
 }
+
+/** The commands as program.ts runs them: an error becomes its message on stderr and its exit code. */
+async function reported(io: CliIo, run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (err) {
+    return reportFailure(err, io, false);
+  }
+}
+const runLocalLoad = (archive: string, options: local.LocalLoadOptions, io: CliIo) => reported(io, () => local.runLocalLoad(archive, options, io));
+const runLocalInvoke = (target: string, options: local.LocalInvokeOptions, io: CliIo) => reported(io, () => local.runLocalInvoke(target, options, io));
+const runLocalUnload = (target: string, options: local.LocalConnectionOptions, io: CliIo) => reported(io, () => local.runLocalUnload(target, options, io));
+const runLocalList = (options: local.LocalConnectionOptions, io: CliIo) => reported(io, () => local.runLocalList(options, io));
 
 interface CapturedIo extends CliIo {
   out: () => string;
@@ -308,11 +322,11 @@ describe('mme-deploy local load', () => {
     expect(io.err()).toContain('mount --models-dir there');
   });
 
-  it('says how to start a container when none answers', async () => {
+  it('says how to start a container when none answers, exiting 2', async () => {
     const url = container.url;
     await container.stop();
     const io = captureIo(work);
-    expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(1);
+    expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(2);
     expect(io.err()).toMatch(/No container answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*docker run --gpus all -p 127\.0\.0\.1:8080:8080/);
     expect(existsSync(join(work, 'models'))).toBe(false);
     container = new FakeContainer();

@@ -30,10 +30,10 @@ describe('mme-deploy local (command grammar)', () => {
     expect(io.err()).toContain("missing required argument 'archive'");
   });
 
-  it('reaches the command and reports an unreachable container as a failure', async () => {
+  it('reaches the command and reports an unreachable container as a usage problem (start one, or fix --url): exit 2', async () => {
     const io = captureIo();
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    expect(await main(['local', 'unload', 'x.tar.gz', '--url', 'http://127.0.0.1:1'], io)).toBe(1);
+    expect(await main(['local', 'unload', 'x.tar.gz', '--url', 'http://127.0.0.1:1'], io)).toBe(2);
     expect(io.err()).toContain('No container answers at http://127.0.0.1:1');
   });
 });

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CliError, type CliIo } from '../../lib/cli/io';
-import { runPlan } from '../../lib/cli/plan';
+import type { CliIo } from '../../lib/cli/io';
 import { main } from '../../lib/cli/program';
 
 let dir: string;
@@ -30,32 +29,14 @@ function archive(repo: string, name: string): string {
   return path;
 }
 
+/** `mme-deploy plan ARGS` as program.ts runs it (commander's parsing, errors reported with their exit codes). */
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const io: CliIo = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), isTTY: false, env: {}, cwd: dir };
-  // What lib/cli/program.ts does around every command: options as commander parses them, CliError as exit code.
-  const paths = args.filter((a, i) => !a.startsWith('--') && (i === 0 || !VALUED.has(args[i - 1]!)));
-  const options: Record<string, unknown> = {};
-  args.forEach((a, i) => {
-    if (!a.startsWith('--')) return;
-    const key = a.slice(2).replace(/-(.)/g, (_, c: string) => c.toUpperCase());
-    if (!VALUED.has(a)) options[key] = true;
-    else if (a === '--memory') options.memory = [...((options.memory as string[]) ?? []), args[i + 1]];
-    else options[key] = args[i + 1];
-  });
-  try {
-    return { code: await runPlan(paths, options, io), stdout, stderr };
-  } catch (err) {
-    if (!(err instanceof CliError)) throw err;
-    return { code: err.exitCode, stdout, stderr: `${stderr}mme-deploy: ${err.message}\n` };
-  }
+  const code = await main(['plan', ...args], io);
+  return { code, stdout, stderr };
 }
-
-const VALUED = new Set([
-  '--instance-type', '--instances', '--region', '--price', '--traffic', '--rps', '--requests', '--seed', '--memory',
-  '--gpu-reserve', '--disk-gb', '--cold-start', '--csv',
-]);
 
 let tfDali: string;
 let trtPython: string;
@@ -91,7 +72,11 @@ describe('mme-deploy plan', () => {
     let out = '';
     const io: CliIo = { stdout: (s) => void (out += s), stderr: () => undefined, isTTY: false, env: {}, cwd: dir };
     expect(await main(['plan', '--help'], io)).toBe(0);
-    for (const flag of [...VALUED, '--json', '--force']) expect(out).toContain(flag);
+    const flags = [
+      '--instance-type', '--instances', '--region', '--price', '--traffic', '--rps', '--requests', '--seed', '--memory',
+      '--gpu-reserve', '--disk-gb', '--cold-start', '--csv', '--json', '--force',
+    ];
+    for (const flag of flags) expect(out).toContain(flag);
   });
 
   it('reproduces the seed\'s saving for its two ensembles on one ml.g4dn.4xlarge in us-east-1', async () => {
