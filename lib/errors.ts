@@ -92,8 +92,8 @@ export function isMmeError(err: unknown, code?: ErrorCode): err is MmeError {
   return err instanceof MmeError && (code === undefined || err.code === code);
 }
 
-/** What an errno means for a file someone asked us to read, in words (`permission denied`). */
-const READ_FAILURES: Readonly<Record<string, string>> = {
+/** What an errno means for a file we read or write, in words (`permission denied`). */
+const ERRNO_REASONS: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
   ENOENT: 'no such file or directory',
@@ -103,12 +103,15 @@ const READ_FAILURES: Readonly<Record<string, string>> = {
   EIO: 'input/output error',
   EMFILE: 'too many open files',
   ENFILE: 'too many open files',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
 };
 
 /** `permission denied` for an EACCES error, and Node's own message for what has no words here. */
-export function readFailure(err: unknown): string {
+export function errnoReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && READ_FAILURES[code]) return READ_FAILURES[code];
+  if (typeof code === 'string' && ERRNO_REASONS[code]) return ERRNO_REASONS[code];
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -118,5 +121,5 @@ export function readFailure(err: unknown): string {
  */
 export function unreadable(shown: string, err: unknown): MmeError {
   const code = (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'NOT_FOUND' : 'UNREADABLE';
-  return new MmeError(code, `cannot read ${shown}: ${readFailure(err)}`, { cause: err });
+  return new MmeError(code, `cannot read ${shown}: ${errnoReason(err)}`, { cause: err });
 }

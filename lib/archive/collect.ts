@@ -5,7 +5,7 @@ import { constants, type Stats } from 'node:fs';
 import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Diagnostic, sortDiagnostics } from '../diagnostics';
-import { readFailure } from '../errors';
+import { errnoReason } from '../errors';
 import { isInside } from '../paths';
 import { shellCommand } from '../shell-quote';
 import { archivePathProblem } from './entry-names';
@@ -283,7 +283,7 @@ class RepositoryWalk {
 
   unreadable(path: string, err: unknown): void {
     const errno = (err as NodeJS.ErrnoException).code;
-    this.failures.push({ path, reason: readFailure(err), ...(errno ? { errno } : {}) });
+    this.failures.push({ path, reason: errnoReason(err), ...(errno ? { errno } : {}) });
   }
 
   result(prefix?: string): CollectResult {

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isMmeError, MmeError } from '../errors';
+import { errnoReason, isMmeError, MmeError } from '../errors';
 
 export interface WriteOptions {
   /**
@@ -63,7 +63,7 @@ export async function writeStreamAtomically(
   let size = 0;
   let placed = false;
   const unwritable = (err: unknown) =>
-    new MmeError('UNWRITABLE', `cannot write ${outPath}: ${(err as Error).message}.`, { cause: err });
+    new MmeError('UNWRITABLE', `cannot write ${outPath}: ${errnoReason(err)}.`, { cause: err });
   try {
     // A byte-mode Transform buffers at most 16 KiB, unlike an async-generator stage (16 chunks of any size).
     const measure = new Transform({

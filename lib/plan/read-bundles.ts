@@ -10,7 +10,7 @@ import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import type { Diagnostic } from '../diagnostics';
-import { isMmeError, MmeError, readFailure } from '../errors';
+import { isMmeError, MmeError, errnoReason } from '../errors';
 import { shellCommand } from '../shell-quote';
 import { validateRepository } from '../repository/validate';
 import type { ModelFile, TritonModelFiles } from './memory-estimate';
@@ -274,7 +274,7 @@ async function readText(stream: Readable): Promise<string> {
 
 function ioError(path: string, err: unknown): Diagnostic {
   // The library's own errors already say what could not be read (a file inside a repository, say).
-  const message = isMmeError(err) ? err.message : `cannot read ${path}: ${readFailure(err)}`;
+  const message = isMmeError(err) ? err.message : `cannot read ${path}: ${errnoReason(err)}`;
   const hint = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ' Pass TargetModel archives (.tar.gz) or model repository directories.' : '';
   return { severity: 'error', code: 'plan-unreadable-input', message: `${message}${hint}`, file: path };
 }

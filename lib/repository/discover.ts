@@ -6,7 +6,7 @@ import { Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
-import { MmeError, readFailure } from '../errors';
+import { MmeError, errnoReason } from '../errors';
 import { buildModel, CONFIG_FILE } from './build-model';
 import { LoadedModel, relPath } from './model';
 import { diskFiles, OnUnreadable } from './model-files';
@@ -79,7 +79,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   // Paths as the user gave them: `repo/m/1/model.onnx` for an absolute /home/u/repo/m/1/model.onnx.
   const shown = (absolute: string) => relPath(path.replace(/[\\/]+$/, '') || path, relative(root, absolute).split(sep).join('/'));
   const onUnreadable: OnUnreadable = (absolute, err) =>
-    unreadable.push({ path: shown(absolute), reason: readFailure(err), ...(err.code ? { errno: err.code } : {}) });
+    unreadable.push({ path: shown(absolute), reason: errnoReason(err), ...(err.code ? { errno: err.code } : {}) });
   const ignore = options.ignore ?? (() => false);
   const entries = readEntries(root, path);
   const load = (dir: string, name: string, relDir: string, dirEntries: Dirent[]) =>
@@ -171,7 +171,7 @@ function readEntries(dir: string, shown: string): Dirent[] {
   try {
     return readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareBytes(a.name, b.name));
   } catch (err) {
-    throw new RepositoryAccessError('UNREADABLE', `cannot read ${shown}: ${readFailure(err)}. Make the directory ` +
+    throw new RepositoryAccessError('UNREADABLE', `cannot read ${shown}: ${errnoReason(err)}. Make the directory ` +
       'readable by this user (chmod a+rx, or run as its owner), then run again.');
   }
 }

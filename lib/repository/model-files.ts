@@ -3,6 +3,7 @@
 // themselves, so a rule that reads only the config is tested from a string.
 
 import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export interface FileInfo {
   readonly kind: 'file' | 'directory' | 'other';
@@ -49,7 +50,7 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFi
   let texts: Map<string, string | undefined> | undefined;
   const failed = (path: string, err: unknown): undefined => {
     const e = err as NodeJS.ErrnoException;
-    if (!ABSENT.has(e.code ?? '')) onUnreadable(path, e);
+    if (!ABSENT.has(e.code ?? '')) onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
     return undefined;
   };
   return {
@@ -102,6 +103,19 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFi
       };
     },
   };
+}
+
+/** The highest directory above `path` this user may not search, which is what denies access to it, if any. */
+function blockingDirectory(path: string): string | undefined {
+  let blocking: string | undefined;
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      accessSync(dir, constants.X_OK);
+    } catch {
+      blocking = dir;
+    }
+  }
+  return blocking;
 }
 
 /** The size of the regular file at `path`, or undefined when there is none (nothing, a directory, a device). */

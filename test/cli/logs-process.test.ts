@@ -1,15 +1,13 @@
 // `mme-deploy logs` as a user runs it: a real process, the real AWS SDK (its retries with backoff included), and a
 // local stand-in for CloudWatch Logs and SageMaker on 127.0.0.1 (JSON protocol, routed on X-Amz-Target), reached
 // through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS / AWS_ENDPOINT_URL_SAGEMAKER. Stopping a follow with SIGTERM or Ctrl-C
-// (SIGINT) is tested on that process.
-import { ChildProcess, spawn } from 'node:child_process';
+// (SIGINT) or SIGHUP (a closed terminal) is tested on that process.
 import { createServer, Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const ROOT = join(__dirname, '..', '..');
+import { spawnCli, until } from './cli-process';
 
 interface Request {
   readonly target: string;
@@ -47,11 +45,9 @@ beforeEach(() => {
   requests = [];
 });
 
-function cli(args: string[]): ChildProcess & { out: () => string; err: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', 'mme-deploy.ts'), ...args], {
-    cwd: ROOT,
+function cli(args: string[]) {
+  return spawnCli(args, {
     env: {
-      PATH: process.env.PATH,
       HOME: home,
       AWS_ACCESS_KEY_ID: 'test-access-key',
       AWS_SECRET_ACCESS_KEY: 'test-secret-key',
@@ -61,19 +57,6 @@ function cli(args: string[]): ChildProcess & { out: () => string; err: () => str
       AWS_ENDPOINT_URL_SAGEMAKER: `http://127.0.0.1:${port}`,
     },
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return Object.assign(child, { out: () => out, err: () => err, exit });
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !condition(); waited += 50) {
-    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const STREAM = 'AllTraffic/i-0a1b2c3d4e5f60001';
@@ -124,7 +107,7 @@ describe('mme-deploy logs against a local CloudWatch Logs', () => {
     );
   });
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     it(`stops --follow cleanly on ${signal}, exiting 130`, async () => {
       reply = (_request, n) => (n === 1 ? events(Date.now()) : { status: 200, body: { events: [] } });
       const run = cli(['logs', '--endpoint', 'mme', '--follow', '--poll-interval', '1', '--json']);

@@ -1,0 +1,273 @@
+// Every long command under SIGTERM, SIGHUP and Ctrl-C (SIGINT), in a real process: it stops, cleans up what it was
+// writing or uploading, and exits 130; where the clean-up cannot be done, it prints the exact command that does it.
+// Each test sends the signal only once the command is provably under way (its temp file exists, its upload started,
+// the server got its request, its archive is open), so no signal lands before the CLI listens for it.
+
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { encodeHeaders, endOfArchive } from '../../lib/archive/tar-header';
+import { runCli } from './run-cli';
+import { CliProcess, spawnCli, until } from './cli-process';
+import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../aws/s3rver-harness';
+
+const GiB = 1024 ** 3;
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mme-signals-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A valid python model whose weights are a sparse file of `size` bytes (zeros: no disk, but real packing work). */
+function repository(name: string, size: number): string {
+  const root = join(dir, name);
+  mkdirSync(join(root, 'm', '1'), { recursive: true });
+  writeFileSync(join(root, 'm', 'config.pbtxt'), 'name: "m"\nbackend: "python"\ninstance_group [ { kind: KIND_CPU } ]\n');
+  writeFileSync(join(root, 'm', '1', 'model.py'), 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n');
+  writeFileSync(join(root, 'm', '1', 'weights.bin'), '');
+  truncateSync(join(root, 'm', '1', 'weights.bin'), size);
+  return root;
+}
+
+const tempFiles = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+
+/** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */
+async function standIn(handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, Buffer.concat(chunks), res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('package under signals', () => {
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
+    it(`stops on ${signal}, leaves no .NAME.tar.gz.*.tmp and no archive, and exits 130`, async () => {
+      const repo = repository('big', 16 * GiB);
+      const run = spawnCli(['package', repo, '-o', join(dir, 'big.tar.gz')], { cwd: dir });
+      await until(() => tempFiles('big.tar.gz').length > 0, 'the temp file');
+      run.kill(signal);
+      expect(await run.exit).toBe(130);
+      expect(run.err()).toBe('mme-deploy: interrupted: no archive was written.\n');
+      expect(readdirSync(dir).sort()).toEqual(['big']);
+    });
+  }
+
+  it('removes, on the next run, the temp file of a run killed outright (SIGKILL), and never one a live process owns', async () => {
+    const killed = spawnCli(['package', repository('big', 16 * GiB), '-o', join(dir, 'out.tar.gz')], { cwd: dir });
+    await until(() => tempFiles('out.tar.gz').length > 0, 'the temp file');
+    killed.kill('SIGKILL');
+    await killed.exit;
+    const [stale] = tempFiles('out.tar.gz');
+    expect(stale).toMatch(/^\.out\.tar\.gz\.[A-Za-z0-9-]+\.\d+\.[0-9a-f]{8}\.tmp$/);
+    // A writer that is alive (this test process) and one on another machine sharing the directory: both kept.
+    const host = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63);
+    const live = `.out.tar.gz.${host}.${process.pid}.0123abcd.tmp`;
+    const elsewhere = `.out.tar.gz.other-host.${killed.pid}.4567cdef.tmp`;
+    writeFileSync(join(dir, live), 'being written');
+    writeFileSync(join(dir, elsewhere), 'being written elsewhere');
+
+    const next = await runCli(['package', repository('small', 1024), '-o', join(dir, 'out.tar.gz')], { cwd: dir });
+    expect(next.code).toBe(0);
+    expect(next.stdout).toContain(`Removed 1 temp file(s) left by an interrupted run: ${stale}`);
+    expect(tempFiles('out.tar.gz').sort()).toEqual([live, elsewhere].sort());
+  });
+});
+
+describe('push under signals', () => {
+  let s3: LocalS3;
+  beforeAll(async () => {
+    s3 = await startLocalS3(['models']);
+  });
+  afterAll(() => s3.close());
+
+  /** A file that passes push's gzip check, with `size` bytes to upload (a sparse file: no disk). */
+  function gzipLooking(name: string, size: number): string {
+    const path = join(dir, name);
+    writeFileSync(path, Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
+    truncateSync(path, size);
+    return path;
+  }
+
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    it(`aborts the multipart upload on ${signal}, leaving no part in S3, and exits 130 (s3rver)`, async () => {
+      const archive = gzipLooking('big.tar.gz', GiB);
+      const run = spawnCli(['push', archive, '--s3', 's3://models/signals/', '--endpoint-url', s3.endpoint], {
+        env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
+      });
+      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60);
+      expect(await s3.listMultipartUploads('models')).toHaveLength(1);
+      run.kill(signal);
+      expect(await run.exit).toBe(130);
+      expect(run.err()).toContain('mme-deploy: Push of s3://models/signals/big.tar.gz cancelled. Nothing was left in S3');
+      expect(await s3.listMultipartUploads('models')).toEqual([]);
+    }, 90_000);
+  }
+
+  describe('when S3 does not let the upload be aborted', () => {
+    let home: string;
+    let held: ServerResponse[];
+    let abortReply: 'denied' | 'never';
+    let server: { url: string; close(): Promise<void> };
+    beforeAll(async () => {
+      // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts after a
+      // while (as a slow link would), and the abort is refused or never answered.
+      server = await standIn((req, _body, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        if (req.method === 'HEAD') return void res.writeHead(404).end();
+        if (req.method === 'POST' && url.searchParams.has('uploads')) {
+          res.writeHead(200, { 'content-type': 'application/xml' });
+          return void res.end('<?xml version="1.0"?><InitiateMultipartUploadResult><Bucket>bkt</Bucket>' +
+            '<Key>p/x.tar.gz</Key><UploadId>UPLOAD-7</UploadId></InitiateMultipartUploadResult>');
+        }
+        if (req.method === 'PUT' && url.searchParams.get('partNumber') === '1') return void res.writeHead(200, { ETag: '"e1"' }).end();
+        if (req.method === 'PUT') {
+          held.push(res);
+          if (abortReply === 'denied') setTimeout(() => res.writeHead(200, { ETag: '"e2"' }).end(), 1500);
+          return;
+        }
+        if (req.method === 'DELETE' && abortReply === 'denied') {
+          res.writeHead(403, { 'content-type': 'application/xml' });
+          return void res.end('<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>');
+        }
+        if (req.method === 'DELETE') return void held.push(res);
+        res.writeHead(400).end();
+      });
+      home = join(tmpdir(), `mme-signals-home-${process.pid}`);
+      mkdirSync(join(home, '.aws'), { recursive: true });
+      writeFileSync(join(home, '.aws', 'config'), '[profile ops]\naws_access_key_id = AKIDTEST\naws_secret_access_key = secret\n');
+    });
+    afterAll(async () => {
+      await server.close();
+      rmSync(home, { recursive: true, force: true });
+    });
+    beforeEach(() => {
+      held = [];
+    });
+
+    const push = (archive: string): CliProcess =>
+      spawnCli(['push', archive, '--s3', 's3://bkt/p/', '--name', 'x.tar.gz', '--endpoint-url', server.url, '--region', 'eu-west-1', '--profile', 'ops'], {
+        env: { HOME: home },
+      });
+    const command = () =>
+      `aws s3api abort-multipart-upload --bucket bkt --key p/x.tar.gz --upload-id UPLOAD-7 --endpoint-url ${server.url} ` +
+      '--region eu-west-1 --profile ops';
+
+    it('prints the exact abort command, with --endpoint-url, --region and --profile, when the abort is refused', async () => {
+      abortReply = 'denied';
+      const run = push(gzipLooking('a.tar.gz', 256 * 1024 ** 2));
+      await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
+      run.kill('SIGTERM');
+      expect(await run.exit).toBe(130);
+      expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
+    }, 30_000);
+
+    it('prints the exact abort command when quit by a second signal before the abort finished', async () => {
+      abortReply = 'never';
+      const run = push(gzipLooking('b.tar.gz', 256 * 1024 ** 2));
+      await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
+      run.kill('SIGTERM');
+      await until(() => run.err().includes('Cancelling: aborting the multipart upload'), 'the cancel notice');
+      run.kill('SIGTERM');
+      expect(await run.exit).toBe(130);
+      expect(run.err()).toContain(
+        `mme-deploy: quit before cleaning up. Parts of the upload may remain in S3 (and are billed); remove them with: ${command()}\n`,
+      );
+    }, 30_000);
+  });
+});
+
+describe('plan, local load, invoke and local invoke under signals', () => {
+  /** A valid tar.gz of one 4 GiB file of zeros, made of gzip members (a few MB to write, seconds to read). */
+  function largeArchive(name: string): string {
+    const size = 4 * GiB;
+    const chunk = gzipSync(Buffer.alloc(64 * 1024 ** 2));
+    const members = [gzipSync(encodeHeaders({ path: 'm/1/weights.bin', type: 'file', size, mode: 0o644 }))];
+    for (let i = 0; i < size / (64 * 1024 ** 2); i++) members.push(chunk);
+    members.push(gzipSync(endOfArchive(512 + size)));
+    const path = join(dir, name);
+    writeFileSync(path, Buffer.concat(members));
+    return path;
+  }
+
+  /** Whether the process has `path` open (Linux /proc). */
+  function hasOpen(pid: number | undefined, path: string): boolean {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`) === path;
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return false;
+    }
+  }
+
+  it('plan stops reading an archive on SIGTERM and exits 130, printing no plan', async () => {
+    const archive = largeArchive('large.tar.gz');
+    const run = spawnCli(['plan', archive, '--csv', join(dir, 'curve.csv')], { cwd: dir });
+    await until(() => hasOpen(run.pid, archive), 'the archive being read');
+    run.kill('SIGTERM');
+    expect(await run.exit).toBe(130);
+    expect(run.out()).toBe('');
+    expect(run.err()).toBe('mme-deploy: interrupted: no plan was printed and no file written.\n');
+    expect(readdirSync(dir)).toEqual(['large.tar.gz']);
+  }, 30_000);
+
+  it('local load stops waiting for the container on SIGHUP and exits 130', async () => {
+    const archive = join(dir, 'small.tar.gz');
+    expect((await runCli(['package', repository('small', 10), '-o', archive])).code).toBe(0);
+    let loads = 0;
+    const container = await standIn((req, _body, res) => {
+      if (req.method === 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+      loads += 1; // POST /models: held, as a model that takes long to load
+    });
+    try {
+      const run = spawnCli(['local', 'load', archive, '--url', container.url, '--models-dir', join(dir, 'models')], { cwd: dir });
+      await until(() => loads === 1, 'POST /models');
+      run.kill('SIGHUP');
+      expect(await run.exit).toBe(130);
+      expect(run.err()).toContain('mme-deploy: interrupted: POST /models was cancelled (the container may still complete it).');
+    } finally {
+      await container.close();
+    }
+  }, 30_000);
+
+  it('invoke and local invoke stop waiting for the answer on SIGTERM and exit 130', async () => {
+    let calls = 0;
+    const server = await standIn(() => {
+      calls += 1; // held: a model that never answers
+    });
+    try {
+      const invoke = spawnCli(['invoke', '--endpoint', 'e', '--target-model', 'm.tar.gz', '--text', 'text=hi', '--region', 'eu-west-1'], {
+        env: { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url },
+      });
+      await until(() => calls === 1, 'InvokeEndpoint');
+      invoke.kill('SIGTERM');
+      expect(await invoke.exit).toBe(130);
+      expect(invoke.err()).toBe('mme-deploy: interrupted: the request was cancelled (the endpoint may still run it).\n');
+
+      const local = spawnCli(['local', 'invoke', 'm.tar.gz', '--text', 'text=hi', '--url', server.url, '--models-dir', dir]);
+      await until(() => calls === 2, 'the local invoke');
+      local.kill('SIGTERM');
+      expect(await local.exit).toBe(130);
+      expect(local.err()).toMatch(/^mme-deploy: interrupted: POST \/models\/[0-9a-f]+\/invoke was cancelled/);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
