@@ -16,6 +16,11 @@ import { TAR_BLOCK, encodeHeaders, endOfArchive, paddingAfter } from './tar-head
  * changing it changes every archive's bytes.
  */
 const SPAN = 1024 * 1024;
+/**
+ * Spans deflated at once by default: beyond four, the disk and the writer (or the upload) are the limit, and memory
+ * grows by a span per worker. README's "compression runs on up to 4 cores" names this cap.
+ */
+export const MAX_WORKERS = 4;
 /** Deflate's window: each span may refer back this far into the previous one. */
 const WINDOW = 32 * 1024;
 
@@ -57,7 +62,7 @@ export function createTarGzStream(entries: readonly ArchiveEntry[], options: Tar
     throw new MmeError('USAGE', `Compression level must be an integer from 0 to 9, got ${level}.`);
   }
   const small = entries.reduce((sum, entry) => sum + entry.size + TAR_BLOCK, 0) <= 2 * SPAN;
-  const workers = options.workers ?? (small ? 0 : Math.min(availableParallelism(), 4));
+  const workers = options.workers ?? (small ? 0 : Math.min(availableParallelism(), MAX_WORKERS));
   // The generator reads ahead by itself (spans in flight); the stream buffers no more than one piece.
   return Readable.from(gzipMember(entries, level, workers, options.onProgress), { objectMode: false });
 }

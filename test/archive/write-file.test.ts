@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { writeStreamAtomically } from '../../lib/archive/write-file';
@@ -96,8 +97,34 @@ describe('writeStreamAtomically', () => {
   it('leaves nothing behind when the target directory does not exist', async () => {
     await expect(writeStreamAtomically(Readable.from([Buffer.from('x')]), join(dir.path, 'missing', 'x.tar.gz'))).rejects.toMatchObject({
       code: 'UNWRITABLE',
-      message: expect.stringMatching(/cannot write .*ENOENT/),
+      message: expect.stringMatching(/cannot write .*: no such file or directory\.$/),
     });
     expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it('removes the temp files of earlier writes whose process is gone, and only those', async () => {
+    const host = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63);
+    const names = {
+      dead: `.model.tar.gz.${host}.111.0123abcd.tmp`,
+      deadBeforeHostNames: '.model.tar.gz.112.4567cdef.tmp',
+      alive: `.model.tar.gz.${host}.222.89abcdef.tmp`,
+      otherHost: '.model.tar.gz.elsewhere.111.0a0b0c0d.tmp',
+      otherArchive: `.other.tar.gz.${host}.111.0123abcd.tmp`,
+    };
+    for (const name of Object.values(names)) writeFileSync(join(dir.path, name), 'partial');
+    const result = await writeStreamAtomically(Readable.from([Buffer.from('x')]), out, { isRunning: (pid) => pid === 222 });
+    expect(result.removedStale.sort()).toEqual([names.dead, names.deadBeforeHostNames].sort());
+    expect(readdirSync(dir.path).sort()).toEqual([names.alive, names.otherHost, names.otherArchive, 'model.tar.gz'].sort());
+  });
+
+  it('refuses to replace an existing file with noClobber, leaving both files as they were', async () => {
+    writeFileSync(out, 'old');
+    await expect(writeStreamAtomically(Readable.from([Buffer.from('new')]), out, { noClobber: true })).rejects.toMatchObject({
+      code: 'ALREADY_EXISTS',
+    });
+    expect(readFileSync(out, 'utf8')).toBe('old');
+    expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
+    await writeStreamAtomically(Readable.from([Buffer.from('new')]), join(dir.path, 'fresh.tar.gz'), { noClobber: true });
+    expect(readFileSync(join(dir.path, 'fresh.tar.gz'), 'utf8')).toBe('new');
   });
 });

@@ -2,6 +2,8 @@
 // bytes on stdout and stderr; optionally as an unprivileged user (root reads everything, so permission errors are
 // tried as `nobody`).
 import { ChildProcess, spawn } from 'node:child_process';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -61,4 +63,21 @@ export async function until(condition: () => boolean, what: string, seconds = 20
     if (Date.now() - started > seconds * 1000) throw new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */
+export async function standIn(handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, Buffer.concat(chunks), res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

@@ -72,4 +72,11 @@ describe('read errors, as an unprivileged user', () => {
     expect(plain!.code).toBe(0);
     expectReadError(archive, 'repo/m/1/notes.txt');
   }, 60_000);
+
+  it('an output directory this user may not write is a write error of the output: exit 2, the repository is fine', async () => {
+    mkdirSync(join(dir, 'locked'), { mode: 0o555 });
+    const run = spawnCli(['package', 'repo', '-o', 'locked/'], { cwd: dir, unprivileged: true });
+    expect(await run.exit).toBe(2);
+    expect(run.err()).toBe(`mme-deploy: cannot write ${join(dir, 'locked', 'repo.tar.gz')}: permission denied.\n`);
+  }, 30_000);
 });

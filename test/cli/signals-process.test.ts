@@ -4,14 +4,13 @@
 // the server got its request, its archive is open), so no signal lands before the CLI listens for it.
 
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { ServerResponse } from 'node:http';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { encodeHeaders, endOfArchive } from '../../lib/archive/tar-header';
 import { runCli } from './run-cli';
-import { CliProcess, spawnCli, until } from './cli-process';
+import { CliProcess, spawnCli, standIn, until } from './cli-process';
 import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../aws/s3rver-harness';
 
 const GiB = 1024 ** 3;
@@ -34,23 +33,6 @@ function repository(name: string, size: number): string {
 }
 
 const tempFiles = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
-
-/** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */
-async function standIn(handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handle(req, Buffer.concat(chunks), res));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 describe('package under signals', () => {
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
