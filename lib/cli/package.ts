@@ -30,7 +30,8 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   const level = parseLevel(options.level);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);
-  checkOutputPath(output, repo, Boolean(options.force));
+  const shown = relative(io.cwd, output) || output;
+  checkOutputPath(output, shown, repo, Boolean(options.force));
   const progress = options.json ? undefined : byteProgress(io, 'packing');
   let result;
   try {
@@ -65,7 +66,6 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
     progress?.finish();
   }
   const manifest = await result.manifest;
-  const shown = relative(io.cwd, output) || output;
   if (options.json) {
     const report = reportToJson(result.report);
     io.stdout(
@@ -138,21 +138,22 @@ function parseLevel(level: string | undefined): number | undefined {
   return Number(level);
 }
 
-function checkOutputPath(output: string, repo: string, force: boolean) {
+/** Refuses an output that cannot be the archive (checked before the work); `shown` is the path relative to cwd. */
+function checkOutputPath(output: string, shown: string, repo: string, force: boolean) {
   const fail = (message: string) => {
     throw new UsageError(message);
   };
   if (!output.endsWith('.tar.gz')) {
-    fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
+    fail(`the output ${shown} must end in .tar.gz (the name SageMaker downloads and extracts).`);
   }
-  if (isDirectory(output)) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
-  if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
+  if (isDirectory(output)) fail(`the output ${shown} is a directory; give a file name ending in .tar.gz.`);
+  if (!existsSync(dirname(output))) fail(`the output directory ${dirname(shown)} does not exist.`);
   // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
   if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) {
-    fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+    fail(`the output ${shown} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
   }
   // Checked now, before the work; the write itself refuses to replace a file that appears meanwhile.
-  if (!force && existsSync(output)) fail(`${output} already exists; add --force to replace it, or choose another -o.`);
+  if (!force && existsSync(output)) fail(`${shown} already exists; add --force to replace it, or choose another -o.`);
 }
 
 function isDirectory(path: string): boolean {
