@@ -8,7 +8,7 @@ import { MmeError } from '../errors';
 import { exitCodeOf } from './exit-codes';
 import { CliError, CliIo, ExitCode } from './io';
 import { errorJson, wantsJson } from './json';
-import { withCancellation } from './signals';
+import type { Cancellation, CancellationOptions } from './signals';
 import { escapeControl } from './terminal-text';
 import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
@@ -123,7 +123,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (path: string, options: import('./package').PackageOptions) => {
       const { runPackage } = await import('./package');
-      setExit(await withCancellation(io, {}, ({ signal }) => runPackage(path, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runPackage(path, options, io, signal)));
     });
 
   program
@@ -162,7 +162,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--force', 'let --csv replace an existing file')
     .action(async (paths: string[], options: import('./plan').PlanCommandOptions) => {
       const { runPlan } = await import('./plan');
-      setExit(await withCancellation(io, {}, ({ signal }) => runPlan(paths, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runPlan(paths, options, io, signal)));
     });
 
   const local = program
@@ -187,7 +187,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');
-      setExit(await withCancellation(io, {}, ({ signal }) => runLocalLoad(archive, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runLocalLoad(archive, options, io, signal)));
     });
   const localInvoke = local
     .command('invoke')
@@ -199,7 +199,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--url <url>', localUrlHelp)
     .action(async (target: string, options: import('./local').LocalInvokeOptions) => {
       const { runLocalInvoke } = await import('./local');
-      setExit(await withCancellation(io, {}, ({ signal }) => runLocalInvoke(target, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runLocalInvoke(target, options, io, signal)));
     });
   local
     .command('unload')
@@ -236,7 +236,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .action(async (path: string, options: import('./push').PushOptions) => {
       const { runPush } = await import('./push');
       const notice = '\nCancelling: aborting the multipart upload so no parts are left behind (Ctrl-C again to quit at once)...\n';
-      setExit(await withCancellation(io, { notice }, ({ signal, onQuit }) => runPush(path, { ...options, signal, onQuit }, io)));
+      setExit(await cancellable(io, { notice }, ({ signal, onQuit }) => runPush(path, { ...options, signal, onQuit }, io)));
     });
   addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix ' +
     'with its size and last change.'))
@@ -266,7 +266,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
     .action(async (options: import('./invoke').InvokeOptions) => {
       const { runInvoke } = await import('./invoke');
-      setExit(await withCancellation(io, {}, ({ signal }) => runInvoke(options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runInvoke(options, io, signal)));
     });
   addAwsOptions(
     program
@@ -298,7 +298,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .action(async (options: import('./logs').LogsOptions) => {
       const { runLogs } = await import('./logs');
       // Ctrl-C, SIGTERM or SIGHUP stops a follow (or a long read) cleanly; a second one quits at once.
-      setExit(await withCancellation(io, {}, ({ signal }) => runLogs(options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal }) => runLogs(options, io, signal)));
     });
 
   const configure = (command: Command) => {
@@ -311,6 +311,12 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
   };
   program.commands.forEach(configure);
   return program;
+}
+
+/** withCancellation (signals.ts), loaded with the long commands that use it. */
+async function cancellable<T>(io: CliIo, options: CancellationOptions, action: (c: Cancellation) => Promise<T>): Promise<T> {
+  const { withCancellation } = await import('./signals');
+  return withCancellation(io, options, action);
 }
 
 function packageVersion(): string {
