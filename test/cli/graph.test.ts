@@ -78,16 +78,16 @@ describe('mme-deploy graph', () => {
     expect(stderr).toContain('(net)');
   });
 
-  it('exits 1 when --ensemble names a model that is not an ensemble, listing the ensembles', async () => {
+  it('exits 2 (a usage error) when --ensemble names a model that is not an ensemble, listing the ensembles', async () => {
     const { code, stderr } = await run('graph', 'ensemble-nested', '--ensemble', 'post');
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stderr).toContain("'post' is not an ensemble");
     expect(stderr).toContain('inner, outer');
   });
 
-  it('exits 1 when --ensemble names no model', async () => {
+  it('exits 2 (a usage error) when --ensemble names no model', async () => {
     const { code, stderr } = await run('graph', 'ensemble-nested', '--ensemble', 'nope');
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stderr).toContain("no model named 'nope'");
   });
 });
