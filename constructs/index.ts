@@ -2,7 +2,10 @@
 
 export * from './triton-image';
 export * from './triton-environment';
+export * from './instance-type';
+export * from './endpoint-deployment';
 export * from './triton-multi-model-endpoint';
+export * from './scaling-guard';
 export * from './scalable-instance-count';
 export * from './multi-model-endpoint-dashboard';
 export * from './model-archive';

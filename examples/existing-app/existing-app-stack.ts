@@ -8,8 +8,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-// In your own project: import { ... } from 'mme-deploy/dist/constructs';
-import { InferenceAmiVersion, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
+// In your own project: import { ... } from 'mme-deploy/constructs';
+import { InferenceAmiVersion, InstanceType, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
 
 /** What the existing infrastructure is; the defaults are placeholders for the example. */
 export interface ExistingAppStackProps extends StackProps {
@@ -40,7 +40,7 @@ export class ExistingAppStack extends Stack {
 
     this.endpoint = new TritonMultiModelEndpoint(this, 'Recommendations', {
       image: TritonImage.fromSageMakerDlc('24.09'),
-      instanceType: 'ml.g5.xlarge',
+      instanceType: InstanceType.G5_XLARGE,
       initialInstanceCount: 2,
       modelBucket: bucket,
       modelPrefix: 'recommendations/',

@@ -18,9 +18,9 @@ describe('TritonMmeStack without model repositories', () => {
 
   it('acknowledges only the role wildcards the construct explains, each with a reason', () => {
     expect(outcome.acknowledged.map((a) => `${a.paths.join()} ${a.rule}`).sort()).toEqual([
-      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/models/*]',
-      'TritonMme/Endpoint/Role/DefaultPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]',
+      'TritonMme/Endpoint/ExecutionPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      'TritonMme/Endpoint/ExecutionPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/models/*]',
+      'TritonMme/Endpoint/ExecutionPolicy/Resource AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]',
     ]);
     for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
   });
@@ -38,6 +38,9 @@ describe('TritonMmeStack without model repositories', () => {
         'AWS::CloudWatch::Dashboard',
         'AWS::IAM::Policy',
         'AWS::IAM::Role',
+        'AWS::IAM::Role',
+        'AWS::Lambda::Function',
+        'Custom::MmeDeployScalingGuard',
         'AWS::S3::Bucket',
         'AWS::S3::Bucket',
         'AWS::S3::BucketPolicy',

@@ -6,12 +6,13 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   InferenceAmiVersion,
+  InstanceType,
   ModelCacheSetting,
   TritonInferenceType,
   TritonMultiModelEndpoint,
   TritonMultiModelEndpointProps,
 } from '../../constructs';
-import { tritonImageRegions } from '../../lib/catalog/triton-images';
+import { tritonVersionRegions } from '../../lib/catalog/triton-images';
 
 function stackWith(props: TritonMultiModelEndpointProps = {}, region?: string) {
   const app = new App();
@@ -44,26 +45,27 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
     });
   });
 
-  it('looks the SageMaker Triton 24.09 image up in a CfnMapping of every catalog region', () => {
+  it('looks the SageMaker Triton 24.09 image up in a CfnMapping of the regions the SDK lists it in', () => {
     template.hasResourceProperties('AWS::SageMaker::Model', {
       PrimaryContainer: {
         Image: {
           'Fn::Join': [
             '',
             [
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'account'] },
+              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
               '.dkr.ecr.',
               { Ref: 'AWS::Region' },
               '.',
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'domainSuffix'] },
+              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'domainSuffix'] },
               '/sagemaker-tritonserver:24.09-py3',
             ],
           ],
         },
       },
     });
-    const mapping = template.toJSON().Mappings.TritonImageRegistryMap;
-    expect(Object.keys(mapping).sort()).toEqual(tritonImageRegions());
+    const mapping = template.toJSON().Mappings.TritonImageRegistryMap2409;
+    expect(Object.keys(mapping).sort()).toEqual(tritonVersionRegions('24.09'));
+    expect(Object.keys(mapping)).not.toContain('mx-central-1'); // first listed with 25.04
     expect(mapping['us-east-1']).toEqual({ account: '763104351884', domainSuffix: 'amazonaws.com' });
     expect(mapping['cn-north-1']).toEqual({ account: '727897471807', domainSuffix: 'amazonaws.com.cn' });
   });
@@ -160,7 +162,7 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
               ':ecr:',
               { Ref: 'AWS::Region' },
               ':',
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'account'] },
+              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
               ':repository/sagemaker-tritonserver',
             ],
           ],
@@ -200,7 +202,7 @@ describe('TritonMultiModelEndpoint in a concrete region', () => {
 describe('TritonMultiModelEndpoint props', () => {
   it('accepts another single-GPU type and sets the name, variant, count, timeouts, cache setting and AMI', () => {
     const { stack } = stackWith({
-      instanceType: 'ml.g5.2xlarge',
+      instanceType: InstanceType.of('ml.g5.2xlarge'),
       initialInstanceCount: 2,
       endpointName: 'triton-mme',
       variantName: 'Blue',
@@ -324,7 +326,7 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const key = new kms.Key(stack, 'VolumeKey');
-    new TritonMultiModelEndpoint(stack, 'Mme', { instanceType: 'ml.p3.2xlarge', volumeSize: Size.gibibytes(100), volumeEncryptionKey: key });
+    new TritonMultiModelEndpoint(stack, 'Mme', { instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(100), volumeEncryptionKey: key });
     const template = Template.fromStack(stack);
     expect(variant(template)).toMatchObject({ VolumeSizeInGB: 100 });
     template.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^VolumeKey'), 'Arn'] } });
@@ -388,14 +390,14 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   const allowed = /Allowed: ml\.g4dn\.xlarge, .*ml\.p2\.xlarge\./;
 
   it('rejects a multi-GPU type, naming the allowed ones', () => {
-    expect(() => stackWith({ instanceType: 'ml.g4dn.12xlarge' })).toThrow(/'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/);
-    expect(() => stackWith({ instanceType: 'ml.g4dn.12xlarge' })).toThrow(allowed);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(/'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(allowed);
   });
 
   it('rejects a CPU type and a type AWS does not list for GPU MMEs', () => {
-    expect(() => stackWith({ instanceType: 'ml.m5.xlarge' })).toThrow(/'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/);
-    expect(() => stackWith({ instanceType: 'g4dn.xlarge' })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
-    expect(() => stackWith({ instanceType: 'ml.g6.xlarge' })).toThrow(/'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') })).toThrow(/'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/);
+    expect(() => stackWith({ instanceType: InstanceType.of('g4dn.xlarge') })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g6.xlarge') })).toThrow(/'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/);
   });
 
   it('rejects a volume size and a volume key on NVMe instances, pointing to SSE-KMS on the bucket', () => {
@@ -404,7 +406,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
     expect(
       () =>
         new TritonMultiModelEndpoint(stack, 'Mme', {
-          instanceType: 'ml.g4dn.2xlarge',
+          instanceType: InstanceType.of('ml.g4dn.2xlarge'),
           volumeSize: Size.gibibytes(50),
           volumeEncryptionKey: new kms.Key(stack, 'K'),
         }),
@@ -414,7 +416,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   });
 
   it('rejects an EBS volume size outside 1–512 GiB', () => {
-    expect(() => stackWith({ instanceType: 'ml.p3.2xlarge', volumeSize: Size.gibibytes(600) })).toThrow(/volumeSize must be a whole number of GiB from 1 to 512, got 600/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(600) })).toThrow(/volumeSize must be a whole number of GiB from 1 to 512, got 600/);
   });
 
   it('rejects timeouts outside 60–3600 s', () => {
@@ -460,7 +462,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   });
 
   it('reports an image problem together with the other problems', () => {
-    expect(() => stackWith({ instanceType: 'ml.m5.xlarge' }, 'xx-east-9')).toThrow(
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') }, 'xx-east-9')).toThrow(
       /'ml.m5.xlarge' is not a GPU instance type[\s\S]*No SageMaker Triton image is known for region 'xx-east-9'/,
     );
   });
