@@ -40,10 +40,10 @@ export function handlerProvider(scope: Construct, options: HandlerProviderOption
   });
   Validations.of(provider).acknowledge(
     {
-      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       reason: "aws-cdk-lib's CustomResourceProvider gives its function the managed policy that only lets it write its own logs.",
     },
-    ...(options.wildcardReason ? [{ id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: options.wildcardReason }] : []),
+    ...(options.wildcardReason ? [{ id: 'AwsSolutions-IAM5[Resource::*]', reason: options.wildcardReason }] : []),
   );
   return provider;
 }

@@ -156,25 +156,25 @@ export class ModelArchive extends Construct {
       'copy the staged archives; the grants are limited to the CDK asset bucket and the model bucket.';
     Validations.of(handler).acknowledge(
       ...[...wildcardActions, ...kmsActions].map((action) => ({
-        id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`,
+        id: `AwsSolutions-IAM5[Action::${action}]`,
         reason: actionReason,
       })),
       {
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagText(this, asset.bucket.arnForObjects('*'))}]`,
+        id: `AwsSolutions-IAM5[Resource::${nagText(this, asset.bucket.arnForObjects('*'))}]`,
         reason: 'The handler reads the staged archives, whose keys are content hashes chosen at deploy time, from the CDK asset bucket.',
       },
       {
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagText(this, bucket.arnForObjects('*'))}]`,
+        id: `AwsSolutions-IAM5[Resource::${nagText(this, bucket.arnForObjects('*'))}]`,
         reason:
           'aws-cdk-lib scopes the handler to the destination bucket\'s objects; it writes only under the model prefix ' +
           '(destinationKeyPrefix) and never prunes.',
       },
       {
-        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         reason: 'The managed policy only lets the upload function write its own CloudWatch Logs.',
       },
       {
-        id: 'AwsSolutions::AwsSolutions-L1',
+        id: 'AwsSolutions-L1',
         reason: 'The runtime of the BucketDeployment handler is pinned by aws-cdk-lib and moves with library upgrades.',
       },
     );

@@ -610,7 +610,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
    * policy only: a wildcard granted to the role later lands in its default policy and still shows up.
    */
   private acknowledgeDesignedWildcards(): void {
-    const wildcard = (resource: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
+    const wildcard = (resource: string) => `AwsSolutions-IAM5[Resource::${resource}]`;
     Validations.of(this.executionPolicy).acknowledge(
       {
         id: wildcard(nagText(this, this.bucket.arnForObjects(`${this.prefix}*`))),

@@ -12,11 +12,13 @@ describe('examples/existing-app', () => {
     expect(outcome.findings).toEqual([]);
   });
 
-  it('acknowledges only the role wildcards the construct explains', () => {
+  it('acknowledges only the wildcards the constructs explain', () => {
     expect(outcome.acknowledged.map((a) => a.rule).sort()).toEqual([
-      'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-      'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:eu-west-1:111122223333:log-group:/aws/sagemaker/Endpoints/*]',
-      'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::acme-ml-models/recommendations/*]',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:eu-west-1:111122223333:log-group:/aws/sagemaker/Endpoints/*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::acme-ml-models/recommendations/*]',
     ]);
     for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
   });

@@ -1,5 +1,6 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { TritonMultiModelEndpoint, TritonMultiModelEndpointProps } from '../../constructs';
 
 function endpointIn(props: TritonMultiModelEndpointProps = {}) {
@@ -104,6 +105,53 @@ describe('other scaling policies', () => {
         TargetValue: 300,
         CustomizedMetricSpecification: Match.absent(),
       },
+    });
+  });
+});
+
+describe('policies like ecs.ScalableTaskCount', () => {
+  const { stack, endpoint } = endpointIn({ initialInstanceCount: 2 });
+  const scaling = endpoint.autoScaleInstanceCount({ minCapacity: 2, maxCapacity: 8 });
+  const gpu = scaling.scaleOnGpuUtilization('Gpu');
+  const latency = scaling.scaleToTrackMetric('Latency', { metric: endpoint.metricModelLatency(), targetValue: 200_000 });
+  const backlog = scaling.scaleOnMetric('WaitSteps', {
+    metric: endpoint.metricModelLoadingWaitTime({ statistic: 'p90' }),
+    scalingSteps: [
+      { upper: 1_000_000, change: -1 },
+      { lower: 5_000_000, change: +1 },
+      { lower: 20_000_000, change: +2 },
+    ],
+    adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+  });
+  scaling.scaleOnSchedule('NightlyLow', { schedule: appscaling.Schedule.cron({ hour: '22', minute: '0' }), maxCapacity: 2 });
+  const template = Template.fromStack(stack);
+
+  it('returns the policy each method creates', () => {
+    expect(gpu).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
+    expect(latency).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
+    expect(backlog).toBeInstanceOf(appscaling.StepScalingPolicy);
+    expect(stack.resolve(gpu.scalingPolicyArn)).toEqual({ Ref: expect.stringMatching(/Gpu/) });
+    expect(backlog.lowerAlarm).toBeDefined();
+    expect(backlog.upperAlarm).toBeDefined();
+  });
+
+  it('adds any number of policies: two target-tracking and two step-scaling policies with their alarms', () => {
+    const types = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map(
+      (p) => (p as { Properties: { PolicyType: string } }).Properties.PolicyType,
+    );
+    expect(types.sort()).toEqual(['StepScaling', 'StepScaling', 'TargetTrackingScaling', 'TargetTrackingScaling']);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: {
+        TargetValue: 200_000,
+        CustomizedMetricSpecification: Match.objectLike({ MetricName: 'ModelLatency', Namespace: 'AWS/SageMaker' }),
+      },
+    });
+  });
+
+  it('puts the schedule on the scalable target', () => {
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      ScheduledActions: [{ ScheduledActionName: 'NightlyLow', Schedule: 'cron(0 22 * * ? *)', ScalableTargetAction: { MaxCapacity: 2 } }],
     });
   });
 });
