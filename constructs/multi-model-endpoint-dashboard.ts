@@ -185,6 +185,14 @@ export class MultiModelEndpointDashboard extends Construct {
     return [this.invocation5XXErrorsAlarm, this.modelLoadingWaitTimeAlarm];
   }
 
+  /**
+   * The names of `deploymentAlarms` as plain strings. An alarm's `alarmName` is a reference to the alarm; an endpoint
+   * naming its own rollback alarms through it would depend on alarms that depend on the endpoint's name (a cycle).
+   */
+  public get deploymentAlarmNames(): string[] {
+    return [this.alarmName('Invocation5XXErrors'), this.alarmName('ModelLoadingWaitTime')];
+  }
+
   /** The four alarms. */
   public get alarms(): cloudwatch.Alarm[] {
     return [

@@ -163,8 +163,9 @@ export interface TritonMultiModelEndpointProps {
    */
   readonly deployment?: EndpointDeployment;
   /**
-   * CloudWatch alarms that roll a deployment back (at most 10). Alarms on this endpoint's own metrics need an explicit
-   * `alarmName`: otherwise the endpoint and the alarm would refer to each other.
+   * CloudWatch alarms that roll a deployment back (at most 10). For an alarm on this endpoint's own metrics, give it an
+   * explicit `alarmName` and pass `cloudwatch.Alarm.fromAlarmName(this, id, name)`: a reference to the alarm itself
+   * would make the endpoint and the alarm depend on each other.
    * @default - with `deployment`: the deployment alarms of the dashboard `addDashboard()` creates, if any
    */
   readonly autoRollbackAlarms?: cloudwatch.IAlarm[];
@@ -591,9 +592,9 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
 
   /** The alarms that roll a deployment back: the given ones, else the dashboard's deployment alarms. */
   private renderRollbackAlarms(): sagemaker.CfnEndpoint.AutoRollbackConfigProperty | undefined {
-    const alarms = this.rollbackAlarmsGiven ?? this.dashboard?.deploymentAlarms ?? [];
-    if (alarms.length === 0) return undefined;
-    return { alarms: alarms.map((alarm) => ({ alarmName: alarm.alarmName })) };
+    const names = this.rollbackAlarmsGiven?.map((alarm) => alarm.alarmName) ?? this.dashboard?.deploymentAlarmNames ?? [];
+    if (names.length === 0) return undefined;
+    return { alarms: names.map((alarmName) => ({ alarmName })) };
   }
 
   private logGroupsArn(): string {

@@ -3,9 +3,15 @@ import { join } from 'node:path';
 import {
   DEFAULT_TRITON_VERSION,
   isTritonVersion,
+  listedTritonVersions,
   tritonImageRegions,
   tritonImageRegistry,
   tritonImageUri,
+  tritonMinimumComputeCapability,
+  tritonSupportsComputeCapability,
+  tritonVersionRegions,
+  tritonVersionsIn,
+  unreadServeVariables,
 } from '../../lib/catalog/triton-images';
 
 describe('SageMaker Triton image registry', () => {
@@ -63,5 +69,57 @@ describe('SageMaker Triton image registry', () => {
   it('pins the same default version as the custom image Dockerfile', () => {
     const dockerfile = readFileSync(join(__dirname, '..', '..', 'triton-image', 'Dockerfile'), 'utf8');
     expect(/^ARG TRITON_VERSION=(\S+)/m.exec(dockerfile)?.[1]).toBe(DEFAULT_TRITON_VERSION);
+  });
+});
+
+describe('SageMaker Triton images by version (sagemaker-tritonserver.json)', () => {
+  it('lists the versions of the SDK table, oldest first', () => {
+    expect(listedTritonVersions()).toEqual(['23.12', '24.01', '24.03', '24.05', '24.09', '25.04', '25.09', '26.05']);
+    expect(tritonVersionRegions('24.07')).toBeUndefined();
+  });
+
+  it('knows which regions each version is listed in', () => {
+    expect(tritonVersionRegions('24.09')).toHaveLength(26);
+    expect(tritonVersionRegions('25.04')).toHaveLength(35);
+    expect(tritonVersionRegions('25.04')).not.toContain('ap-southeast-6');
+    expect(tritonVersionRegions('26.05')).toHaveLength(34);
+    expect(tritonVersionRegions('26.05')).not.toContain('cn-north-1');
+    expect(tritonVersionsIn('ap-southeast-6')).toEqual(['25.09', '26.05']);
+    expect(tritonVersionsIn('us-east-1')).toEqual(listedTritonVersions());
+  });
+
+  it('refuses a listed version in a region that lacks it, but not an unlisted version', () => {
+    expect(() => tritonImageUri('me-central-1', '24.09')).toThrow(/not listed for region 'me-central-1'.*Versions listed in me-central-1: 25.04, 25.09, 26.05/);
+    expect(tritonImageUri('me-central-1', '25.04')).toBe('914824155844.dkr.ecr.me-central-1.amazonaws.com/sagemaker-tritonserver:25.04-py3');
+    expect(tritonImageUri('us-east-1', '24.07')).toBe('763104351884.dkr.ecr.us-east-1.amazonaws.com/sagemaker-tritonserver:24.07-py3');
+  });
+});
+
+describe('GPU floor by release (NVIDIA release notes)', () => {
+  it('is compute capability 6.0 before 25.08 and 7.5 from 25.08 (CUDA 13)', () => {
+    expect(tritonMinimumComputeCapability('24.09')).toBe('6.0');
+    expect(tritonMinimumComputeCapability('25.07')).toBe('6.0');
+    expect(tritonMinimumComputeCapability('25.08')).toBe('7.5');
+    expect(tritonSupportsComputeCapability('24.09', '3.7')).toBe(false);
+    expect(tritonSupportsComputeCapability('24.09', '7.0')).toBe(true);
+    expect(tritonSupportsComputeCapability('26.05', '7.0')).toBe(false);
+    expect(tritonSupportsComputeCapability('26.05', '7.5')).toBe(true);
+    expect(tritonSupportsComputeCapability('26.05', '10.0')).toBe(true);
+  });
+});
+
+describe('serve variables by release (docker/sagemaker/serve history)', () => {
+  it('names the variables an older serve ignores, with the release that first reads each', () => {
+    const env = {
+      SAGEMAKER_TRITON_INFERENCE_TYPE: 'generate',
+      SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--x',
+      SAGEMAKER_TRITON_THREAD_COUNT: '4',
+      MY_VAR: '1',
+    };
+    expect(unreadServeVariables('23.05', env)).toEqual([
+      { variable: 'SAGEMAKER_TRITON_INFERENCE_TYPE', since: '25.03' },
+      { variable: 'SAGEMAKER_TRITON_ADDITIONAL_ARGS', since: '23.07' },
+    ]);
+    expect(unreadServeVariables('25.03', env)).toEqual([]);
   });
 });
