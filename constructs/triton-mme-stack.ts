@@ -6,6 +6,7 @@ import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { ArchiveRetention } from './archive-retention';
 import { EndpointDeployment } from './endpoint-deployment';
 import { InstanceType } from './instance-type';
 import { ModelArchive, ModelRepositorySource } from './model-archive';
@@ -77,6 +78,11 @@ export interface TritonMmeStackProps extends StackProps {
    */
   readonly modelRepositories?: Array<string | ModelRepositorySource>;
   /**
+   * Which previous versions of the packed archives stay in the bucket after a deployment.
+   * @default ArchiveRetention.versions(3)
+   */
+  readonly archiveRetention?: ArchiveRetention;
+  /**
    * Topic for alarm notifications.
    * @default - alarms without actions (or alarmTopicArn)
    */
@@ -129,6 +135,8 @@ export class TritonMmeStack extends Stack {
         repositories: props.modelRepositories,
         bucket: this.endpoint.bucket,
         prefix: this.endpoint.prefix,
+        retention: props.archiveRetention,
+        output: false,
       });
       new CfnOutput(this, 'TargetModels', {
         value: this.models.targetModels.join(','),
