@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordTemplate } from './cfn-lint';
 
 const root = join(__dirname, '..', '..');
 
@@ -44,6 +45,7 @@ describe('bin/app.ts', () => {
       Resources: Record<string, { Type: string }>;
       Outputs: Record<string, { Value: unknown }>;
     };
+    recordTemplate('bin/app.ts (cdk.json context) » TritonMme', template); // linted with the run's other templates
     const types = new Set(Object.values(template.Resources).map((r) => r.Type));
     for (const type of ['AWS::SageMaker::Model', 'AWS::SageMaker::Endpoint', 'Custom::CDKBucketDeployment', 'AWS::CloudWatch::Dashboard']) {
       expect(types).toContain(type);

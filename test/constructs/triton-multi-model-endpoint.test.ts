@@ -336,14 +336,14 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-      vpcId: 'vpc-1',
+      vpcId: 'vpc-0a1b2c3d',
       availabilityZones: ['eu-west-1a', 'eu-west-1b'],
-      privateSubnetIds: ['subnet-a', 'subnet-b'],
+      privateSubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
     });
     const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { vpc });
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::SageMaker::Model', {
-      VpcConfig: { Subnets: ['subnet-a', 'subnet-b'], SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }] },
+      VpcConfig: { Subnets: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }] },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['ec2:CreateNetworkInterface', 'ec2:DescribeSubnets']), Resource: '*' })]) },
@@ -355,15 +355,15 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-      vpcId: 'vpc-1',
+      vpcId: 'vpc-0a1b2c3d',
       availabilityZones: ['a', 'b'],
-      privateSubnetIds: ['subnet-a', 'subnet-b'],
-      publicSubnetIds: ['subnet-p', 'subnet-q'],
+      privateSubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
+      publicSubnetIds: ['subnet-0ccc3333', 'subnet-0ddd4444'],
     });
-    const sg = ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-123');
+    const sg = ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-0123abcd');
     new TritonMultiModelEndpoint(stack, 'Mme', { vpc, vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC }, securityGroups: [sg] });
     Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::Model', {
-      VpcConfig: { Subnets: ['subnet-p', 'subnet-q'], SecurityGroupIds: ['sg-123'] },
+      VpcConfig: { Subnets: ['subnet-0ccc3333', 'subnet-0ddd4444'], SecurityGroupIds: ['sg-0123abcd'] },
     });
   });
 

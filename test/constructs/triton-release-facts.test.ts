@@ -78,7 +78,7 @@ describe('advice for an endpoint in private subnets', () => {
 
   it('names everything an imported VPC\'s private subnets need, since it cannot be checked', () => {
     const stack = new Stack(new App(), 'S');
-    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-1', availabilityZones: ['a', 'b'], privateSubnetIds: ['s-1', 's-2'] });
+    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0a1b2c3d', availabilityZones: ['a', 'b'], privateSubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'] });
     new TritonMultiModelEndpoint(stack, 'Mme', { vpc, initialInstanceCount: 2 });
     const [found] = warning(stack);
     expect(found!.entry.data).toMatch(
