@@ -20,3 +20,4 @@ export { ERROR_CODES, isMmeError, MmeError } from './errors';
 export type { ErrorCode } from './errors';
 export { diagnostic } from './diagnostics';
 export type { DiagnosticSource, SourcePosition } from './diagnostics';
+export { archiveBaseName, parseVersionedTargetModel, versionedKeyPattern, versionedTargetModel } from './bundle/target-model-name';
