@@ -78,7 +78,15 @@ async function main() {
 function makeArchive(work, mib) {
   const repo = path.join(work, 'repo');
   for (const dir of ['ensemble/1', 'classifier/1', 'preprocess/1']) fs.mkdirSync(path.join(repo, dir), { recursive: true });
-  fs.writeFileSync(path.join(repo, 'ensemble/config.pbtxt'), 'name: "ensemble"\nplatform: "ensemble"\n');
+  // A real two-step ensemble: local load applies the MME archive rules, which refuse an archive SageMaker would resolve
+  // by readdir order.
+  fs.writeFileSync(
+    path.join(repo, 'ensemble/config.pbtxt'),
+    'name: "ensemble"\nplatform: "ensemble"\nensemble_scheduling { step [\n' +
+      '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "text" } output_map { key: "IDS" value: "ids" } },\n' +
+      '  { model_name: "classifier" model_version: -1 input_map { key: "input_ids" value: "ids" } output_map { key: "logits" value: "logits" } }\n' +
+      '] }\n',
+  );
   fs.writeFileSync(path.join(repo, 'classifier/config.pbtxt'), 'name: "classifier"\nbackend: "onnxruntime"\n');
   fs.writeFileSync(path.join(repo, 'preprocess/config.pbtxt'), 'name: "preprocess"\nbackend: "python"\n');
   fs.writeFileSync(path.join(repo, 'preprocess/1/model.py'), 'import numpy as np\n');

@@ -4,12 +4,8 @@
 import { Duration, SizeRoundingBehavior, Token } from 'aws-cdk-lib';
 import type { GpuInstanceType } from '../lib/catalog/instance-types';
 import { mmeInstanceTypeNames } from '../lib/catalog/instance-types';
-import {
-  DEFAULT_TRITON_VERSION,
-  tritonMinimumComputeCapability,
-  tritonSupportsComputeCapability,
-  unreadServeVariables,
-} from '../lib/catalog/triton-images';
+import { DEFAULT_TRITON_VERSION, unreadServeVariables } from '../lib/catalog/triton-images';
+import { meetsComputeCapability, tritonMinComputeCapability } from '../lib/catalog/triton-releases';
 import type { InstanceType } from './instance-type';
 import type { TritonMultiModelEndpointProps } from './triton-multi-model-endpoint';
 
@@ -126,11 +122,12 @@ export function checkTritonRelease(
 ): ReleaseFindings {
   const problems: string[] = [];
   const warnings: Array<[string, string]> = [];
-  if (hardware && !tritonSupportsComputeCapability(version, hardware.computeCapability)) {
+  const minimum = tritonMinComputeCapability(version);
+  if (hardware && !meetsComputeCapability(hardware.computeCapability, minimum)) {
     problems.push(
       `instanceType '${hardware.name}' has an ${hardware.gpuModel} (CUDA compute capability ${hardware.computeCapability}); ` +
-        `Triton ${version} supports compute capability ${tritonMinimumComputeCapability(version)} and later (NVIDIA's ` +
-        `release notes), so the server cannot use this GPU. Choose a g4dn or g5 type${hardware.family === 'p3' ? ' or a Triton release before 25.08' : ''}.`,
+        `Triton ${version} supports compute capability ${minimum} and later (NVIDIA's release notes), so the server ` +
+        `cannot use this GPU. Choose a g4dn or g5 type${meetsComputeCapability(hardware.computeCapability, '6.0') ? ' or a Triton release before 25.01' : ''}.`,
     );
   }
   for (const { variable, since } of unreadServeVariables(version, typed)) {

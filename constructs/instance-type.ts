@@ -29,7 +29,7 @@ export class InstanceType {
   public static readonly G5_8XLARGE = InstanceType.of('ml.g5.8xlarge');
   /** 1 × NVIDIA A10G (24 GiB), 64 vCPUs, 1900 GB NVMe. */
   public static readonly G5_16XLARGE = InstanceType.of('ml.g5.16xlarge');
-  /** 1 × NVIDIA V100 (16 GiB), 8 vCPUs, EBS only. Triton 25.08 and later do not run on its GPU. */
+  /** 1 × NVIDIA V100 (16 GiB), 8 vCPUs, EBS only. Triton 25.01 and later do not run on its GPU. */
   public static readonly P3_2XLARGE = InstanceType.of('ml.p3.2xlarge');
   /** 1 × NVIDIA K80 (12 GiB), 4 vCPUs, EBS only. No Triton release runs on its GPU (compute capability 3.7). */
   public static readonly P2_XLARGE = InstanceType.of('ml.p2.xlarge');

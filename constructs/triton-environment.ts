@@ -41,8 +41,9 @@ export interface TritonEnvironment {
   /** Error logs (`SAGEMAKER_TRITON_LOG_ERROR`). @default - Triton's default (on) */
   readonly logError?: boolean;
   /**
-   * Initial shared-memory region of each Python backend stub, at least 4 MiB
-   * (`SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE`).
+   * Shared-memory region each Python backend model instance maps in /dev/shm when it loads, at least 1 MiB
+   * (`SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE`). SageMaker endpoints get a 64 MiB /dev/shm and no way to enlarge it, so
+   * a smaller region lets more python model instances load (4 at the default 16 MiB).
    * @default - 16 MiB
    */
   readonly pythonShmDefaultSize?: Size;
@@ -107,8 +108,9 @@ export function renderTritonEnvironment(knobs: TritonEnvironment = {}): { env: R
   flag(knobs.logError, 'SAGEMAKER_TRITON_LOG_ERROR');
   if (knobs.pythonShmDefaultSize !== undefined) {
     const bytes = knobs.pythonShmDefaultSize.toBytes();
-    if (bytes < 4 * 1024 * 1024) {
-      errors.push(`environment.pythonShmDefaultSize must be at least 4 MiB (the Python backend's minimum), got ${bytes} bytes.`);
+    // python_backend refuses less than 1 MiB (src/python_be.cc:2308; its message wrongly says 4 MiBs).
+    if (bytes < 1024 * 1024) {
+      errors.push(`environment.pythonShmDefaultSize must be at least 1 MiB (the Python backend's minimum), got ${bytes} bytes.`);
     } else env.SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE = String(bytes);
   }
   if (knobs.pythonShmGrowthSize !== undefined) {

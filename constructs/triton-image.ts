@@ -46,6 +46,10 @@ export abstract class TritonImage {
    * only hashed at synth). The image must keep Triton's SageMaker `serve` entrypoint and the label
    * `com.amazonaws.sagemaker.capabilities.multi-models=true`.
    *
+   * The Triton release the endpoint checks GPU drivers against is the one the build will use: the tag of
+   * `buildArgs.BASE_IMAGE` (`...tritonserver:24.08-py3`), else `buildArgs.TRITON_VERSION`, else the Dockerfile's
+   * `ARG TRITON_VERSION=` default or its `FROM` tag.
+   *
    * @param directory the build context (default: this project's `triton-image/` directory)
    */
   public static fromAsset(directory?: string, options: ecrAssets.DockerImageAssetOptions = {}): TritonImage {
@@ -163,10 +167,38 @@ class AssetImage extends TritonImage {
           'SageMaker rejects a multi-model endpoint image without that label.',
       );
     }
+    const tritonVersion = assetTritonVersion(text, this.options.buildArgs ?? {});
     const asset = new ecrAssets.DockerImageAsset(scope, 'TritonImageAsset', { ...this.options, directory });
     asset.repository.grantPull(grantee);
-    return { imageUri: asset.imageUri, tritonVersion: tritonVersionOf(text) };
+    return { imageUri: asset.imageUri, tritonVersion };
   }
+}
+
+/**
+ * The Triton release an asset build will produce, from its build args over the Dockerfile's defaults. Throws when the
+ * build args contradict each other or the build would fail on triton-image's version guard, so synth says it first.
+ */
+function assetTritonVersion(dockerfile: string, buildArgs: Record<string, string>): string | undefined {
+  const fromArg = buildArgs.TRITON_VERSION;
+  if (fromArg !== undefined && !isTritonVersion(fromArg)) {
+    throw new Error(`TritonImage.fromAsset: buildArgs.TRITON_VERSION '${fromArg}' is not of the form YY.MM (for example '${DEFAULT_TRITON_VERSION}').`);
+  }
+  const fromBase = buildArgs.BASE_IMAGE !== undefined ? tritonVersionOfTag(buildArgs.BASE_IMAGE.replace(/@.*$/, '').split(':').pop() ?? '') : undefined;
+  if (fromBase && fromArg && fromBase !== fromArg) {
+    throw new Error(
+      `TritonImage.fromAsset: buildArgs.BASE_IMAGE is Triton ${fromBase} but buildArgs.TRITON_VERSION is ${fromArg}; make them name the same release.`,
+    );
+  }
+  // triton-image/Dockerfile pins its default release by digest: another TRITON_VERSION needs its own BASE_DIGEST.
+  const pinnedDigest = /^\s*ARG\s+BASE_DIGEST\s*=\s*(sha256:[0-9a-f]{64})/m.exec(dockerfile)?.[1];
+  const defaultVersion = tritonVersionOf(dockerfile);
+  if (fromArg && fromArg !== defaultVersion && pinnedDigest && buildArgs.BASE_DIGEST === undefined && buildArgs.BASE_IMAGE === undefined) {
+    throw new Error(
+      `TritonImage.fromAsset: buildArgs.TRITON_VERSION ${fromArg} differs from the Dockerfile's ${defaultVersion}, whose base is pinned by ` +
+        `digest; also set buildArgs.BASE_DIGEST ('' to follow the tag, or the digest of ${fromArg}: scripts/pin-base-image.sh).`,
+    );
+  }
+  return fromBase ?? fromArg ?? defaultVersion;
 }
 
 /** The Triton release a Dockerfile pins through `ARG TRITON_VERSION=YY.MM` or its FROM tag, if it says. */

@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   AWS_UNREACHABLE: 'the service could not be reached',
   /** The object already exists and would be replaced. */
   ALREADY_EXISTS: 'the object already exists',
+  /** The endpoint has no CloudWatch log group: it never wrote a line, the group was deleted, or the name or region is wrong. */
+  LOG_GROUP_NOT_FOUND: "the endpoint's CloudWatch log group does not exist",
   /** The endpoint is not a multi-model endpoint this tool can use (no model, no S3 prefix, no variant). */
   ENDPOINT_UNUSABLE: 'the endpoint is not a usable multi-model endpoint',
   /** Any other AWS failure, with the service's own name and message. */

@@ -3,8 +3,9 @@
 
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { Diagnostic, sortDiagnostics } from '../diagnostics';
+import { isInside } from '../paths';
 import { excludedReason } from './exclusions';
 
 /** One archive member. */
@@ -235,11 +236,6 @@ class RepositoryWalk {
 /** Bytewise (UTF-8) order, the same on every machine and locale. */
 export function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-function isInside(rootReal: string, target: string): boolean {
-  const rel = relative(rootReal, target);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
 }
 
 function errorText(err: unknown): string {

@@ -2,7 +2,8 @@
 // extracts one the strict way: no absolute paths, no `..`, no links or devices, nothing outside the destination.
 
 import { constants, createReadStream } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { link, mkdir, open, symlink } from 'node:fs/promises';
+import { hardLinkTargetReason, linkEscapeReason } from './archive-links';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -50,17 +51,41 @@ export async function readTarGz(source: Readable | string, onEntry: TarEntryHand
   }
 }
 
+export interface ExtractOptions {
+  /**
+   * `inside`: create symbolic and hard links whose targets stay inside `destDir` once every link exists (conda
+   * environments contain them), and refuse the archive on any link that leads out. Symbolic links are created after
+   * every file, so nothing is ever written through one.
+   * @default - every link is refused
+   */
+  readonly links?: 'inside';
+}
+
 /**
  * Extracts a tar(.gz) into `destDir` (created when missing) and returns the extracted paths in archive order.
  * Like SageMaker's own extraction must be safe, it refuses, with an Error naming the entry, any absolute path,
- * any `..` segment, symbolic and hard links, devices and FIFOs. Meant for a fresh directory: on error, files
- * extracted before the offending entry stay and the caller removes the directory.
+ * any `..` segment, symbolic and hard links (unless `links: 'inside'`), devices and FIFOs. Meant for a fresh
+ * directory: on error, files extracted before the offending entry stay and the caller removes the directory.
  */
-export async function extractTarGz(archive: string, destDir: string): Promise<string[]> {
+export async function extractTarGz(archive: string, destDir: string, options: ExtractOptions = {}): Promise<string[]> {
   const root = resolve(destDir);
   await mkdir(root, { recursive: true });
   const extracted: string[] = [];
+  const symlinks = new Map<string, string>();
+  const files = new Set<string>();
   await readTarGz(archive, async (entry, content) => {
+    const isLink = entry.type === 'symlink' || entry.typeflag === '1';
+    if (options.links === 'inside' && isLink) {
+      const refusal = unsafeEntryReason({ ...entry, type: 'file' }) ?? (entry.type === 'symlink' ? undefined : hardLinkTargetReason(entry.linkName ?? '', files));
+      if (refusal) throw new Error(`Refusing to extract ${archive}: entry "${entry.path}" ${refusal}.`);
+      if (entry.type === 'symlink') symlinks.set(entry.path, entry.linkName ?? '');
+      else {
+        await link(join(root, (entry.linkName ?? '').replace(/^(\.\/)+/, '')), join(root, entry.path));
+        files.add(entry.path);
+      }
+      extracted.push(entry.path);
+      return;
+    }
     const refusal = unsafeEntryReason(entry);
     if (refusal) {
       throw new Error(
@@ -77,9 +102,18 @@ export async function extractTarGz(archive: string, destDir: string): Promise<st
       const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
       const file = await open(target, flags, entry.mode & 0o777 || 0o644);
       await pipeline(content, file.createWriteStream());
+      files.add(entry.path);
     }
     extracted.push(entry.path);
   });
+  for (const [path, target] of symlinks) {
+    const escape = linkEscapeReason(path, target, symlinks);
+    if (escape) throw new Error(`Refusing to extract ${archive}: entry "${path}" is a symbolic link that ${escape}.`);
+  }
+  for (const [path, target] of symlinks) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await symlink(target, join(root, path));
+  }
   return extracted;
 }
 

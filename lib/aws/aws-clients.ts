@@ -3,6 +3,7 @@
 
 import type { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
@@ -49,6 +50,9 @@ export function loadAutoScaling(): typeof import('@aws-sdk/client-application-au
 export function loadCloudWatch(): typeof import('@aws-sdk/client-cloudwatch') {
   return require('@aws-sdk/client-cloudwatch');
 }
+export function loadCloudWatchLogs(): typeof import('@aws-sdk/client-cloudwatch-logs') {
+  return require('@aws-sdk/client-cloudwatch-logs');
+}
 
 export function createS3Client(connection: AwsConnection): S3Client {
   const { S3Client } = loadS3();
@@ -87,4 +91,13 @@ export function createAutoScalingClient(connection: AwsConnection): ApplicationA
 export function createCloudWatchClient(connection: AwsConnection): CloudWatchClient {
   const { CloudWatchClient } = loadCloudWatch();
   return new CloudWatchClient({ ...common(connection), ...RETRY });
+}
+
+/**
+ * CloudWatch Logs allows few FilterLogEvents calls per second per account and region, shared by everyone in it, so
+ * this client retries more patiently and the adaptive mode also slows its own request rate while throttled.
+ */
+export function createCloudWatchLogsClient(connection: AwsConnection): CloudWatchLogsClient {
+  const { CloudWatchLogsClient } = loadCloudWatchLogs();
+  return new CloudWatchLogsClient({ ...common(connection), maxAttempts: 8, retryMode: 'adaptive' });
 }

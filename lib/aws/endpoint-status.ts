@@ -3,10 +3,13 @@
 
 import type { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import type { CloudWatchClient, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { loadAutoScaling, loadCloudWatch } from './aws-clients';
 import { explainAwsError } from './aws-errors';
 import { ResolvedEndpoint, resolveEndpoint } from './endpoint';
+import { recentModelFailures } from './endpoint-logs';
+import type { ModelFailures } from '../logs/failure-summary';
 
 export interface ScalingPolicySummary {
   readonly name: string;
@@ -44,6 +47,8 @@ export interface EndpointStatusReport {
   readonly scaling?: ScalingSummary;
   readonly metrics: readonly MetricSummary[];
   readonly window: { readonly start: Date; readonly end: Date };
+  /** The window's failures per TargetModel, from the container logs; undefined when they could not be read. */
+  readonly failures?: readonly ModelFailures[];
   /** Parts that could not be read (e.g. a missing permission), each a sentence; the rest is still reported. */
   readonly notes: readonly string[];
 }
@@ -76,6 +81,8 @@ export interface StatusClients {
   readonly sageMaker: SageMakerClient;
   readonly autoScaling: ApplicationAutoScalingClient;
   readonly cloudWatch: CloudWatchClient;
+  /** Reads the failures of the window from the container logs. @default failures are not read */
+  readonly logs?: CloudWatchLogsClient;
 }
 
 export async function endpointStatus(
@@ -87,7 +94,7 @@ export async function endpointStatus(
   const end = floorToMinute(options.now ?? new Date());
   const start = new Date(end.getTime() - 60 * 60 * 1000);
   const notes: string[] = [];
-  const [scaling, metrics] = await Promise.all([
+  const [scaling, metrics, failures] = await Promise.all([
     scalingSummary(clients.autoScaling, endpoint, options).catch((err) => {
       notes.push(`Auto scaling not shown: ${explainAwsError(err, { ...options, permission: 'application-autoscaling:DescribeScalableTargets', resource: `endpoint ${endpointName}` }).message}`);
       return undefined;
@@ -96,8 +103,14 @@ export async function endpointStatus(
       notes.push(`Metrics not shown: ${explainAwsError(err, { ...options, permission: 'cloudwatch:GetMetricData', resource: `endpoint ${endpointName}` }).message}`);
       return [] as MetricSummary[];
     }),
+    clients.logs
+      ? recentModelFailures(clients.logs, { endpointName, start, end, variant: endpoint.variantName }, { ...options, sageMaker: clients.sageMaker }).catch((err: Error) => {
+          notes.push(`Failures not shown: ${err.message}`);
+          return undefined;
+        })
+      : undefined,
   ]);
-  return { endpoint, ...(scaling ? { scaling } : {}), metrics, window: { start, end }, notes };
+  return { endpoint, ...(scaling ? { scaling } : {}), metrics, window: { start, end }, ...(failures ? { failures } : {}), notes };
 }
 
 export function scalingResourceId(endpointName: string, variantName: string): string {

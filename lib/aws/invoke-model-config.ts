@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readTarGz } from '../archive/tar-reader';
 import { parseModelConfig } from '../config/parse';
-import { CliError, UsageError } from '../user-errors';
+import { MmeError } from '../errors';
 
 export interface InvokeModelConfig {
   readonly config: ModelConfig;
@@ -36,7 +36,7 @@ export async function readInvokeModelConfig(path: string): Promise<InvokeModelCo
   try {
     isDirectory = (await stat(path)).isDirectory();
   } catch {
-    throw new UsageError(`--model ${path} does not exist; give the TargetModel's .tar.gz or its repository directory.`);
+    throw new MmeError('NOT_FOUND', `--model ${path} does not exist; give the TargetModel's .tar.gz or its repository directory.`);
   }
   const { root, dirs } = isDirectory ? await scanDirectory(path) : await scanArchive(path);
   const chosen = choose(path, root, dirs);
@@ -46,7 +46,7 @@ export async function readInvokeModelConfig(path: string): Promise<InvokeModelCo
   const error = diagnostics.find((d) => d.severity === 'error');
   if (error) {
     const where = error.line ? `:${error.line}${error.column ? `:${error.column}` : ''}` : '';
-    throw new CliError(`${source}${where}: ${error.message} Run \`mme-deploy validate\` on the repository for every problem.`);
+    throw new MmeError('INVALID', `${source}${where}: ${error.message} Run \`mme-deploy validate\` on the repository for every problem.`);
   }
   return { config, model: chosen.dir, source };
 }
@@ -57,15 +57,19 @@ function choose(path: string, root: string | undefined, dirs: Map<string, string
   const ensembles = withConfig.filter(([, text]) => ENSEMBLE_PLATFORM.test(text));
   if (ensembles.length === 1) return { dir: ensembles[0]![0], text: ensembles[0]![1] };
   if (ensembles.length > 1) {
-    throw new CliError(
-      `${path} holds ${ensembles.length} ensembles (${ensembles.map(([d]) => d).join(', ')}); SageMaker would serve whichever the file system lists last. Keep one top-level ensemble per archive, or pass --shape/--datatype instead of --model.`,
+    throw new MmeError(
+      'INVALID',
+      `${path} holds ${ensembles.length} ensembles (${ensembles.map(([d]) => d).join(', ')}); SageMaker would serve ` +
+        'whichever the file system lists last. Keep one top-level ensemble per archive, or pass --shape/--datatype instead of --model.',
     );
   }
   if (dirs.size === 1 && withConfig.length === 1) return { dir: withConfig[0]![0], text: withConfig[0]![1] };
-  if (dirs.size === 0) throw new CliError(`${path} holds no model directory with a config.pbtxt.`);
-  if (withConfig.length === 0) throw new CliError(`${path} has no config.pbtxt in ${[...dirs.keys()].join(', ')}.`);
-  throw new CliError(
-    `${path} holds ${dirs.size} directories (${[...dirs.keys()].join(', ')}) and no ensemble; SageMaker would serve whichever the file system lists last. Add an ensemble, or pass --shape/--datatype instead of --model.`,
+  if (dirs.size === 0) throw new MmeError('INVALID', `${path} holds no model directory with a config.pbtxt.`);
+  if (withConfig.length === 0) throw new MmeError('INVALID', `${path} has no config.pbtxt in ${[...dirs.keys()].join(', ')}.`);
+  throw new MmeError(
+    'INVALID',
+    `${path} holds ${dirs.size} directories (${[...dirs.keys()].join(', ')}) and no ensemble; SageMaker would serve ` +
+      'whichever the file system lists last. Add an ensemble, or pass --shape/--datatype instead of --model.',
   );
 }
 
@@ -96,7 +100,7 @@ async function scanArchive(path: string): Promise<{ root?: string; dirs: Map<str
       }
     });
   } catch (err) {
-    throw new UsageError(`--model ${path} is not a readable tar.gz archive: ${(err as Error).message}`);
+    throw new MmeError('UNREADABLE', `--model ${path} is not a readable tar.gz archive: ${(err as Error).message}`);
   }
   return root !== undefined ? { root, dirs } : { dirs };
 }

@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
-import { UsageError } from '../user-errors';
+import { dataTypeOfConfig } from '../config/data-types';
+import { MmeError } from '../errors';
 import {
   EncodedBody,
   InferenceRequest,
@@ -19,6 +20,7 @@ import {
   elementCount,
   encodeInferenceRequest,
   isKServeDatatype,
+  jsonCarries,
 } from './kserve-codec';
 
 export { decodeInferenceResponse } from './kserve-codec';
@@ -32,7 +34,12 @@ export interface InvokeSpec {
   readonly texts?: readonly string[];
   /** A request.json file sent as-is with `application/json`; excludes every other field. */
   readonly body?: string;
-  /** Send inputs as binary tensor data and ask for binary outputs (`application/vnd.sagemaker-triton.binary+json`). */
+  /**
+   * `true`: send inputs as binary tensor data and ask for binary outputs (`application/vnd.sagemaker-triton.binary+json`).
+   * `false`: plain JSON; an FP16 or BF16 input, or such an output the config declares, is then refused before sending,
+   * since Triton refuses them as JSON.
+   * @default - JSON, unless an input or an output the config declares is FP16 or BF16: then binary
+   */
   readonly binary?: boolean;
   /** `1,3,224,224` for every input, or `NAME=1,3,224,224` entries separated by `;` or spaces; `x` also separates. */
   readonly shape?: string;
@@ -57,7 +64,7 @@ interface InputTemplate {
   readonly optional: boolean;
 }
 
-/** Builds the request body and its content type. Bad input gives a UsageError that says how to fix it. */
+/** Builds the request body and its content type. Bad input gives an MmeError that says how to fix it. */
 export async function buildInvokeRequest(
   spec: InvokeSpec,
   modelConfig?: ModelConfig,
@@ -66,14 +73,18 @@ export async function buildInvokeRequest(
   const cwd = options.cwd ?? process.cwd();
   if (spec.body !== undefined) {
     if (spec.inputs?.length || spec.texts?.length || spec.binary || spec.shape || spec.datatype || spec.outputs?.length) {
-      throw new UsageError('--body sends request.json as-is; it cannot be combined with --input, --text, --binary, --shape, --datatype or --output.');
+      throw new MmeError(
+        'USAGE',
+        '--body sends request.json as-is; it cannot be combined with --input, --text, --binary, --shape, --datatype or --output.',
+      );
     }
     const path = resolve(cwd, spec.body);
     const body = await readUserFile(path, '--body');
     try {
       JSON.parse(body.toString('utf8'));
     } catch (err) {
-      throw new UsageError(`--body ${spec.body} is not valid JSON (${(err as Error).message}); the endpoint expects a KServe v2 request.`);
+      const why = (err as Error).message;
+      throw new MmeError('USAGE', `--body ${spec.body} is not valid JSON (${why}); the endpoint expects a KServe v2 request.`);
     }
     return { body, contentType: JSON_CONTENT_TYPE };
   }
@@ -81,14 +92,17 @@ export async function buildInvokeRequest(
   const templates = modelConfig ? inputTemplates(modelConfig) : undefined;
   const shapes = parseNamedOption(spec.shape, '--shape', parseDims);
   const datatypes = parseNamedOption(spec.datatype, '--datatype', parseDatatype);
-  const givenInputs = [...(spec.inputs ?? []).map((arg) => splitAssignment(arg, '--input')), ...(spec.texts ?? []).map((arg) => splitAssignment(arg, '--text'))];
+  const givenInputs = [
+    ...(spec.inputs ?? []).map((arg) => splitAssignment(arg, '--input')),
+    ...(spec.texts ?? []).map((arg) => splitAssignment(arg, '--text')),
+  ];
   if (givenInputs.length === 0) {
     const expected = templates ? ` The model expects: ${templates.map(describeTemplate).join(', ')}.` : '';
-    throw new UsageError(`Nothing to send: give --input NAME=@file, --text NAME=sentence or --body request.json.${expected}`);
+    throw new MmeError('USAGE', `Nothing to send: give --input NAME=@file, --text NAME=sentence or --body request.json.${expected}`);
   }
   for (const name of [...shapes.byName.keys(), ...datatypes.byName.keys()]) {
     if (!givenInputs.some((given) => given.name === name)) {
-      throw new UsageError(`--shape/--datatype name '${name}', but no --input or --text gives that input.`);
+      throw new MmeError('USAGE', `--shape/--datatype name '${name}', but no --input or --text gives that input.`);
     }
   }
 
@@ -99,7 +113,7 @@ export async function buildInvokeRequest(
   }
   const seen = new Set<string>();
   for (const input of (spec.inputs ?? []).map((arg) => splitAssignment(arg, '--input'))) {
-    if (seen.has(input.name) || texts.has(input.name)) throw new UsageError(`Input '${input.name}' is given more than once.`);
+    if (seen.has(input.name) || texts.has(input.name)) throw new MmeError('USAGE', `Input '${input.name}' is given more than once.`);
     seen.add(input.name);
     const template = findTemplate(templates, input.name, modelConfig);
     const given = await readInputValue(input.value, cwd, input.name);
@@ -114,12 +128,49 @@ export async function buildInvokeRequest(
   if (templates) {
     const missing = templates.filter((t) => !t.optional && !tensors.some((tensor) => tensor.name === t.name));
     if (missing.length > 0) {
-      throw new UsageError(`The model also needs ${missing.map(describeTemplate).join(', ')}; give each with --input or --text.`);
+      throw new MmeError('USAGE', `The model also needs ${missing.map(describeTemplate).join(', ')}; give each with --input or --text.`);
     }
   }
   const outputs = requestedOutputs(spec.outputs, modelConfig);
   const request: InferenceRequest = outputs ? { inputs: tensors, outputs } : { inputs: tensors };
-  return encodeInferenceRequest(request, { binary: Boolean(spec.binary) });
+  return encodeInferenceRequest(request, { binary: chooseBinary(spec.binary, tensors, outputs, modelConfig) });
+}
+
+/**
+ * JSON unless told otherwise, but Triton refuses FP16 and BF16 as JSON in both directions (data-types.ts), so a
+ * request with such an input, or for such an output the config declares, goes as binary+json by itself; where the
+ * caller insists on JSON it is refused here, before anything is sent, with Triton's own words.
+ */
+function chooseBinary(
+  binary: boolean | undefined,
+  inputs: readonly Tensor[],
+  outputs: readonly RequestedOutput[] | undefined,
+  config: ModelConfig | undefined,
+): boolean {
+  if (binary === true) return true;
+  const input = inputs.find((tensor) => !jsonCarries(tensor.datatype));
+  const wanted = outputs?.map((o) => o.name);
+  const output = (config?.output ?? [])
+    .map((o) => ({ name: o.name ?? '', datatype: kserveDatatypeOf(o.data_type) }))
+    .find((o) => o.datatype && !jsonCarries(o.datatype) && (!wanted || wanted.includes(o.name)));
+  if (binary === undefined) return Boolean(input || output);
+  if (input) {
+    throw new MmeError(
+      'USAGE',
+      `Input '${input.name}' is ${input.datatype}, which Triton refuses as JSON ("receiving ${input.datatype} data via JSON ` +
+        `is not supported. Please use the binary data format for input ${input.name}"). ` +
+        'Drop --no-binary: FP16 and BF16 go as binary+json by themselves.',
+    );
+  }
+  if (output) {
+    throw new MmeError(
+      'USAGE',
+      `Output '${output.name}' is ${output.datatype}, which Triton refuses to send as JSON ("sending ${output.datatype} data ` +
+        'via JSON is not supported. Please use the binary data format for output"). ' +
+        'Drop --no-binary, or ask only for other outputs with --output.',
+    );
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -127,10 +178,7 @@ export async function buildInvokeRequest(
 
 /** `TYPE_FP32` -> `FP32`; `TYPE_STRING` is Triton's name for BYTES. */
 export function kserveDatatypeOf(configType: string | undefined): KServeDatatype | undefined {
-  if (!configType) return undefined;
-  const name = configType.replace(/^TYPE_/, '');
-  if (name === 'STRING') return 'BYTES';
-  return isKServeDatatype(name) ? name : undefined;
+  return dataTypeOfConfig(configType)?.kserve;
 }
 
 function inputTemplates(config: ModelConfig): InputTemplate[] {
@@ -159,7 +207,7 @@ function findTemplate(templates: InputTemplate[] | undefined, name: string, conf
   if (!template) {
     const model = config?.name ? `Model '${config.name}'` : 'The model';
     const known = templates.length > 0 ? `its inputs are ${templates.map(describeTemplate).join(', ')}` : 'its config declares no inputs';
-    throw new UsageError(`${model} has no input '${name}'; ${known}.`);
+    throw new MmeError('USAGE', `${model} has no input '${name}'; ${known}.`);
   }
   return template;
 }
@@ -169,7 +217,8 @@ function requestedOutputs(names: readonly string[] | undefined, config?: ModelCo
   const declared = config?.output?.map((o) => o.name ?? '');
   for (const name of names) {
     if (declared && !declared.includes(name)) {
-      throw new UsageError(`The model has no output '${name}'; its outputs are ${declared.map((n) => `'${n}'`).join(', ') || 'none'}.`);
+      const known = declared.map((n) => `'${n}'`).join(', ') || 'none';
+      throw new MmeError('USAGE', `The model has no output '${name}'; its outputs are ${known}.`);
     }
   }
   return names.map((name) => ({ name }));
@@ -181,11 +230,11 @@ function requestedOutputs(names: readonly string[] | undefined, config?: ModelCo
 type GivenValue =
   | { kind: 'raw'; bytes: Buffer; file: string }
   | { kind: 'text'; data: string[] }
-  | { kind: 'json'; data: TensorElement[]; nestedShape?: number[]; shape?: number[]; datatype?: KServeDatatype; source: string };
+  | { kind: 'json'; data: TensorElement[]; nestedShape: number[]; shape?: number[]; datatype?: KServeDatatype; source: string };
 
 function splitAssignment(arg: string, flag: string): { name: string; value: string } {
   const at = arg.indexOf('=');
-  if (at <= 0) throw new UsageError(`${flag} ${JSON.stringify(arg)} must look like NAME=value (the model input name, then '=').`);
+  if (at <= 0) throw new MmeError('USAGE', `${flag} ${JSON.stringify(arg)} must look like NAME=value (the model input name, then '=').`);
   return { name: arg.slice(0, at), value: arg.slice(at + 1) };
 }
 
@@ -194,8 +243,9 @@ async function readUserFile(path: string, flag: string): Promise<Buffer> {
     return await readFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`;
-    throw new UsageError(`${flag}: ${path} ${why}.`);
+    const why =
+      code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (err as Error).message})`;
+    throw new MmeError(code === 'ENOENT' ? 'NOT_FOUND' : 'UNREADABLE', `${flag}: ${path} ${why}.`);
   }
 }
 
@@ -213,18 +263,19 @@ function fromJson(text: string, source: string, name: string): GivenValue {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${source} is not valid JSON (${(err as Error).message}); give a JSON array of values for input '${name}'.`);
+    const why = (err as Error).message;
+    throw new MmeError('USAGE', `${source} is not valid JSON (${why}); give a JSON array of values for input '${name}'.`);
   }
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     // A KServe tensor object, as it would appear in a request's "inputs".
     const tensor = parsed as { shape?: unknown; datatype?: unknown; data?: unknown };
     if (!Array.isArray(tensor.data)) {
-      throw new UsageError(`${source} is a JSON object without a "data" array; give an array, or {"shape", "datatype", "data"}.`);
+      throw new MmeError('USAGE', `${source} is a JSON object without a "data" array; give an array, or {"shape", "datatype", "data"}.`);
     }
     const given = fromArray(tensor.data, source, name);
     if (tensor.shape !== undefined) {
       if (!Array.isArray(tensor.shape) || !tensor.shape.every((d) => Number.isInteger(d) && d >= 0)) {
-        throw new UsageError(`${source}: "shape" must be an array of non-negative integers.`);
+        throw new MmeError('USAGE', `${source}: "shape" must be an array of non-negative integers.`);
       }
       given.shape = tensor.shape as number[];
     }
@@ -239,24 +290,54 @@ function fromJson(text: string, source: string, name: string): GivenValue {
 
 function fromArray(array: unknown[], source: string, name: string): Extract<GivenValue, { kind: 'json' }> {
   const data: TensorElement[] = [];
-  const nestedShape = nestingShape(array);
+  const nestedShape = nestingShape(array, source, name);
   const walk = (value: unknown) => {
     if (Array.isArray(value)) value.forEach(walk);
     else if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') data.push(value);
-    else throw new UsageError(`${source}: input '${name}' holds ${JSON.stringify(value)}; values must be numbers, strings or booleans.`);
+    else {
+      const what = JSON.stringify(value);
+      throw new MmeError('USAGE', `${source}: input '${name}' holds ${what}; values must be numbers, strings or booleans.`);
+    }
   };
   walk(array);
-  return nestedShape ? { kind: 'json', data, nestedShape, source } : { kind: 'json', data, source };
+  return { kind: 'json', data, nestedShape, source };
 }
 
-/** The shape of a rectangular nested array, or undefined when it is ragged. */
-function nestingShape(value: unknown): number[] | undefined {
-  if (!Array.isArray(value)) return [];
-  if (value.length === 0) return [0];
-  const inner = value.map(nestingShape);
-  const first = inner[0];
-  if (!first || !inner.every((s) => s && s.length === first.length && s.every((d, i) => d === first[i]))) return undefined;
-  return [value.length, ...first];
+/**
+ * The shape of a nested array. A tensor is rectangular, so a ragged array (`[[1, 2], [3]]`) is refused, naming the
+ * first row whose shape differs from its first sibling's, rather than flattened into data of the wrong shape.
+ */
+function nestingShape(array: unknown[], source: string, name: string): number[] {
+  const path: number[] = [];
+  const visit = (value: unknown): number[] => {
+    if (!Array.isArray(value)) return [];
+    if (value.length === 0) return [0];
+    path.push(0);
+    const first = visit(value[0]);
+    for (let index = 1; index < value.length; index++) {
+      path[path.length - 1] = index;
+      const shape = visit(value[index]);
+      if (shape.length !== first.length || shape.some((dim, i) => dim !== first[i])) {
+        const row = path.map((i) => `[${i}]`).join('');
+        const sibling = [...path.slice(0, -1), 0].map((i) => `[${i}]`).join('');
+        throw new MmeError(
+          'BAD_SHAPE',
+          `${source}: input '${name}' is a ragged array: ` +
+            `${row} is ${describeNesting(shape)} but ${sibling} is ${describeNesting(first)}. ` +
+            'A tensor is rectangular: give every row the same length, or give a flat array and --shape.',
+        );
+      }
+    }
+    path.pop();
+    return [value.length, ...first];
+  };
+  return visit(array);
+}
+
+function describeNesting(shape: readonly number[]): string {
+  if (shape.length === 0) return 'a single value';
+  if (shape.length === 1) return `a row of ${shape[0]} value${shape[0] === 1 ? '' : 's'}`;
+  return `a ${shape.join('×')} array`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -273,10 +354,13 @@ function shapeTensor(
   let data: readonly TensorElement[];
   if (given.kind === 'raw') {
     if (datatype === 'BYTES') data = [given.bytes];
-    else if (datatype === 'UINT8' || datatype === 'INT8') data = Array.from(datatype === 'UINT8' ? given.bytes : new Int8Array(given.bytes));
+    else if (datatype === 'UINT8') data = Array.from(given.bytes);
+    else if (datatype === 'INT8') data = Array.from(new Int8Array(given.bytes));
     else {
-      throw new UsageError(
-        `Input '${name}' is ${datatype}, but ${given.file} is not a .json file, so it would be sent as raw bytes (UINT8 or BYTES). Give a JSON array of values instead.`,
+      throw new MmeError(
+        'USAGE',
+        `Input '${name}' is ${datatype}, but ${given.file} is not a .json file, so it would be sent as raw bytes ` +
+          '(UINT8 or BYTES). Give a JSON array of values instead.',
       );
     }
   } else {
@@ -289,7 +373,7 @@ function shapeTensor(
     shape = fillWildcards(explicitShape, count, name, '--shape');
   } else if (given.kind === 'json' && given.shape) {
     shape = given.shape;
-  } else if (given.kind === 'json' && given.nestedShape && given.nestedShape.length > 1) {
+  } else if (given.kind === 'json' && given.nestedShape.length > 1) {
     shape = fitNested(given.nestedShape, templateShape, name);
   } else if (templateShape) {
     shape = fillWildcards(templateShape, count, name, 'the model config');
@@ -302,7 +386,7 @@ function shapeTensor(
   }
   if (templateShape) checkAgainstTemplate(name, shape, templateShape);
   if (elementCount(shape) !== count) {
-    throw new UsageError(`Input '${name}' has ${count} values but shape [${shape.join(', ')}] needs ${elementCount(shape)}.`);
+    throw new MmeError('BAD_SHAPE', `Input '${name}' has ${count} values but shape [${shape.join(', ')}] needs ${elementCount(shape)}.`);
   }
   return { name, datatype, shape, data };
 }
@@ -316,7 +400,10 @@ function resolveDatatype(
   const fromFile = given.kind === 'json' ? given.datatype : undefined;
   const chosen = explicit ?? fromFile;
   if (chosen && template?.datatype && chosen !== template.datatype) {
-    throw new UsageError(`Input '${name}' is ${template.datatype} in the model config, but ${chosen} was given; drop --datatype or fix it.`);
+    throw new MmeError(
+      'USAGE',
+      `Input '${name}' is ${template.datatype} in the model config, but ${chosen} was given; drop --datatype or fix it.`,
+    );
   }
   if (chosen) return chosen;
   if (template?.datatype) return template.datatype;
@@ -333,15 +420,20 @@ function fillWildcards(template: readonly number[], count: number, name: string,
   const fixed = template.reduce((product, d) => (d < 0 ? product : product * d), 1);
   if (wildcards.length === 0) {
     if (fixed !== count) {
-      throw new UsageError(`Input '${name}' has ${count} values but shape [${template.join(', ')}] from ${from} needs ${fixed}; give --shape or fix the data.`);
+      throw new MmeError(
+        'BAD_SHAPE',
+        `Input '${name}' has ${count} values but shape [${template.join(', ')}] from ${from} needs ${fixed}; give --shape or fix the data.`,
+      );
     }
     return [...template];
   }
   const last = wildcards[wildcards.length - 1]!;
   const rest = fixed === 0 ? 0 : count / fixed;
   if (!Number.isInteger(rest)) {
-    throw new UsageError(
-      `Input '${name}' has ${count} values, which does not fit shape [${template.join(', ')}] from ${from} (not a multiple of ${fixed}); give --shape or fix the data.`,
+    throw new MmeError(
+      'BAD_SHAPE',
+      `Input '${name}' has ${count} values, which does not fit shape [${template.join(', ')}] from ${from} ` +
+        `(not a multiple of ${fixed}); give --shape or fix the data.`,
     );
   }
   return template.map((d, i) => (d >= 0 ? d : i === last ? rest : 1));
@@ -351,7 +443,8 @@ function fillWildcards(template: readonly number[], count: number, name: string,
 function fitNested(nested: number[], template: readonly number[] | undefined, name: string): number[] {
   if (!template || nested.length === template.length) return nested;
   if (nested.length === template.length - 1 && template[0] === -1) return [1, ...nested];
-  throw new UsageError(
+  throw new MmeError(
+    'BAD_SHAPE',
     `Input '${name}' is a ${nested.length}-dimensional array [${nested.join(', ')}], but the model expects shape [${template.join(', ')}].`,
   );
 }
@@ -359,8 +452,10 @@ function fitNested(nested: number[], template: readonly number[] | undefined, na
 function checkAgainstTemplate(name: string, shape: readonly number[], template: readonly number[]): void {
   const fits = shape.length === template.length && template.every((d, i) => d < 0 || d === shape[i]);
   if (!fits) {
-    throw new UsageError(
-      `Input '${name}' has shape [${shape.join(', ')}], but the model config expects [${template.join(', ')}] (-1 is any size${template[0] === -1 ? '; the first dim is the batch' : ''}).`,
+    throw new MmeError(
+      'BAD_SHAPE',
+      `Input '${name}' has shape [${shape.join(', ')}], but the model config expects [${template.join(', ')}] ` +
+        `(-1 is any size${template[0] === -1 ? '; the first dim is the batch' : ''}).`,
     );
   }
 }
@@ -380,7 +475,9 @@ function parseNamedOption<T>(text: string | undefined, flag: string, parse: (val
   for (const entry of (text ?? '').split(/[;\s]+/).filter(Boolean)) {
     const at = entry.indexOf('=');
     if (at < 0) {
-      if (all !== undefined) throw new UsageError(`${flag} ${JSON.stringify(text)} gives two values without input names; use NAME=value for each.`);
+      if (all !== undefined) {
+        throw new MmeError('USAGE', `${flag} ${JSON.stringify(text)} gives two values without input names; use NAME=value for each.`);
+      }
       all = parse(entry, flag);
     } else {
       byName.set(entry.slice(0, at), parse(entry.slice(at + 1), flag));
@@ -393,15 +490,19 @@ function parseDims(value: string, flag: string): number[] {
   const parts = value.replace(/^\[|\]$/g, '').split(/[,x]/);
   const dims = parts.map((p) => Number(p.trim()));
   if (parts.length === 0 || !dims.every((d) => Number.isInteger(d) && d >= -1) || parts.some((p) => p.trim() === '')) {
-    throw new UsageError(`${flag} ${JSON.stringify(value)} is not a shape; write dims like 1,3,224,224 (-1 is filled from the data).`);
+    throw new MmeError(
+      'USAGE',
+      `${flag} ${JSON.stringify(value)} is not a shape; write dims like 1,3,224,224 (-1 is filled from the data).`,
+    );
   }
   return dims;
 }
 
+/** A KServe name (`FP32`, `BYTES`) or a config.pbtxt name with or without its prefix (`TYPE_FP32`, `STRING`). */
 function parseDatatype(value: string, flag: string): KServeDatatype {
   const upper = value.toUpperCase();
-  const name = kserveDatatypeOf(upper.startsWith('TYPE_') ? upper : `TYPE_${upper}`);
-  if (!name) throw new UsageError(`${flag} ${JSON.stringify(value)} is not a datatype; use one of ${KSERVE_DATATYPES.join(', ')}.`);
+  const name = isKServeDatatype(upper) ? upper : kserveDatatypeOf(upper.startsWith('TYPE_') ? upper : `TYPE_${upper}`);
+  if (!name) throw new MmeError('USAGE', `${flag} ${JSON.stringify(value)} is not a datatype; use one of ${KSERVE_DATATYPES.join(', ')}.`);
   return name;
 }
 
@@ -456,7 +557,9 @@ function formatValues(values: readonly TensorElement[], max: number): string {
   const head = Math.ceil(max * 0.75);
   const tail = max - head;
   const hidden = values.length - head - tail;
-  return `[${[...values.slice(0, head).map(formatElement), `… ${hidden} more …`, ...values.slice(values.length - tail).map(formatElement)].join(', ')}]`;
+  const shown = [...values.slice(0, head), ...values.slice(values.length - tail)].map(formatElement);
+  shown.splice(head, 0, `… ${hidden} more …`);
+  return `[${shown.join(', ')}]`;
 }
 
 export function formatElement(value: TensorElement): string {
@@ -468,14 +571,15 @@ export function formatElement(value: TensorElement): string {
     return `<${value.length} bytes>`;
   }
   if (typeof value === 'number') {
+    if (Object.is(value, -0)) return '-0';
     if (Number.isInteger(value)) return String(value);
     return String(Number(value.toPrecision(6)));
   }
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
-/** The decoded response as plain JSON (for --json): data inline, 64-bit integers beyond 2^53 and non-UTF-8 bytes
- *  kept exact as strings (`{"base64": …}` for bytes). */
+/** The decoded response as plain JSON (for --json): data inline; what a JSON number cannot hold is kept as a string:
+ *  64-bit integers beyond 2^53 as their digits, `-0`, `NaN`, `Infinity`; non-UTF-8 bytes as `{"base64": …}`. */
 export function inferenceResponseToJson(response: InferenceResponse): unknown {
   return {
     ...response,
@@ -490,11 +594,15 @@ export function inferenceResponseToJson(response: InferenceResponse): unknown {
 }
 
 function jsonElement(value: TensorElement): unknown {
-  if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (typeof value === 'bigint') {
+    const safe = value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER);
+    return safe ? Number(value) : value.toString();
+  }
   if (value instanceof Uint8Array) {
     const text = Buffer.from(value).toString('utf8');
     return Buffer.from(text, 'utf8').equals(Buffer.from(value)) ? text : { base64: Buffer.from(value).toString('base64') };
   }
+  if (Object.is(value, -0)) return '-0';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   return value;
 }

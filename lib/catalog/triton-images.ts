@@ -1,7 +1,7 @@
 // Facts about the SageMaker NVIDIA Triton images, by version: the ECR account per region for `sagemaker-tritonserver`,
-// which versions the SageMaker SDK lists in which regions, the GPUs each release runs on, the SAGEMAKER_TRITON_*
-// variables each release's `serve` script reads, and the version we pin by default. Plain data: the CLI loads it, so
-// no aws-cdk-lib.
+// which versions the SageMaker SDK lists in which regions, the SAGEMAKER_TRITON_* variables each release's `serve`
+// script reads, and the version we pin by default (the GPUs and drivers each release needs: triton-releases.ts).
+// Plain data: the CLI loads it, so no aws-cdk-lib.
 //
 // Source of accounts and versions, read 2026-11-30: aws/sagemaker-python-sdk at commit
 // a24812666d258d9d19c9a82d0c9385ca0bd3ba01 (2026-08-21), sagemaker-core/src/sagemaker/core/image_uri_config/
@@ -158,27 +158,6 @@ export function tritonImageUri(region: string, version: string = DEFAULT_TRITON_
     );
   }
   return `${registry.account}.dkr.ecr.${region}.${registry.domainSuffix}/${TRITON_REPOSITORY}:${version}-py3`;
-}
-
-// ---- GPUs by release ----
-
-/**
- * The lowest CUDA compute capability a Triton release supports ("GPU Requirements" of NVIDIA's release notes,
- * https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/): every release from 19.07 through 23.07
- * reads "supports CUDA compute capability 6.0 and later" (rel-23-07.html); 25.08, built on CUDA 13.0, reads "7.5 and
- * later" (rel-25-08.html). Releases between 23.08 and 25.07 are taken as 6.0: the notes we read do not say otherwise,
- * and refusing a GPU wrongly is worse than missing a refusal. (The image work keeps per-release CUDA/driver facts in
- * lib/catalog/triton-releases.ts; this is the one place the endpoint reads the GPU floor from.)
- */
-export function tritonMinimumComputeCapability(version: string): string {
-  return version >= '25.08' ? '7.5' : '6.0';
-}
-
-/** Whether a GPU of `computeCapability` ("major.minor") runs Triton `version`. */
-export function tritonSupportsComputeCapability(version: string, computeCapability: string): boolean {
-  const [major, minor] = computeCapability.split('.').map(Number) as [number, number];
-  const [minMajor, minMinor] = tritonMinimumComputeCapability(version).split('.').map(Number) as [number, number];
-  return major > minMajor || (major === minMajor && minor >= minMinor);
 }
 
 // ---- Variables the SageMaker serve script reads, by release ----

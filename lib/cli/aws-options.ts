@@ -12,11 +12,11 @@ export interface AwsCommandOptions extends AwsConnection {
 export interface ModelLocationCommandOptions extends AwsCommandOptions, LocationOptions {}
 
 /** --region, --profile and --json, on every command that talks to AWS. */
-export function addAwsOptions(command: Command): Command {
+export function addAwsOptions(command: Command, jsonHelp = 'print one JSON document on stdout'): Command {
   return command
     .option('--region <region>', 'AWS region (default: AWS_REGION or the profile\'s region)')
     .option('--profile <name>', 'AWS profile from ~/.aws/config (default: the default credential chain)')
-    .option('--json', 'print one JSON document on stdout');
+    .option('--json', jsonHelp);
 }
 
 /** Where the models live: --endpoint (its ModelDataUrl) or --s3, plus --endpoint-url for S3-compatible stores. */

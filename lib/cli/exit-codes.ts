@@ -38,6 +38,7 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCodeValue> = {
   AWS_UNREACHABLE: ExitCode.Usage,
   ALREADY_EXISTS: ExitCode.Failure,
   ENDPOINT_UNUSABLE: ExitCode.Failure,
+  LOG_GROUP_NOT_FOUND: ExitCode.Failure,
   AWS_FAILED: ExitCode.Failure,
   CONTAINER_UNREACHABLE: ExitCode.Failure,
   CONTAINER_FAILED: ExitCode.Failure,

@@ -15,10 +15,15 @@ export interface InvokeInputOptions {
 
 export function addInvokeInputOptions(command: Command): Command {
   return command
-    .option('--input <NAME=@file>', 'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)', repeatable)
+    .option(
+      '--input <NAME=@file>',
+      'an input: @file.json (array), @image.jpg (raw bytes, UINT8 [1,n]) or inline JSON (repeatable)',
+      repeatable,
+    )
     .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
     .option('--body <request.json>', 'send this KServe v2 request as-is')
     .option('--binary', 'use application/vnd.sagemaker-triton.binary+json (binary tensors, much smaller than JSON)')
+    .option('--no-binary', 'always plain JSON (default: JSON, but binary+json when an input or output is FP16 or BF16)')
     .option('--shape <dims>', 'input shape(s) when the config is not known: 1,3,224,224 or NAME=1,3;NAME2=1,8')
     .option('--datatype <type>', 'input datatype(s) when the config is not known: FP32 or NAME=FP32;NAME2=INT64')
     .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)

@@ -2,7 +2,8 @@
 // files and sentences (shaped by the model's config.pbtxt when --model is given), the outputs printed per tensor.
 
 import { resolve } from 'node:path';
-import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { MmeError } from '../errors';
+import { CliIo, ExitCode } from './io';
 import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
 import type { InvokeInputOptions } from './invoke-flags';
 
@@ -19,15 +20,18 @@ export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
 export const MAX_INVOKE_PAYLOAD = 6 * 1024 * 1024;
 
 export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<number> {
-  if (!options.endpoint) throw new UsageError('Which endpoint? Give --endpoint NAME.');
+  if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   if (!options.targetModel) {
-    throw new UsageError('Which model? Give --target-model NAME.tar.gz (see `mme-deploy list --endpoint ' + options.endpoint + '`).');
+    throw new MmeError('USAGE', `Which model? Give --target-model NAME.tar.gz (see \`mme-deploy list --endpoint ${options.endpoint}\`).`);
   }
   const top = options.top === undefined ? undefined : Number(options.top);
-  if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError(`--top ${options.top} must be a positive whole number.`);
+  if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
+    throw new MmeError('USAGE', `--top ${options.top} must be a positive whole number.`);
+  }
 
   const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } =
     require('../aws/invoke-request') as typeof import('../aws/invoke-request');
+  const { JSON_CONTENT_TYPE } = require('../aws/kserve-codec') as typeof import('../aws/kserve-codec');
   const { readInvokeModelConfig } = require('../aws/invoke-model-config') as typeof import('../aws/invoke-model-config');
   const config = options.model ? (await readInvokeModelConfig(resolve(io.cwd, options.model))).config : undefined;
   const request = await buildInvokeRequest(
@@ -35,7 +39,7 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
       ...(options.input ? { inputs: options.input } : {}),
       ...(options.text ? { texts: options.text } : {}),
       ...(options.body !== undefined ? { body: options.body } : {}),
-      ...(options.binary ? { binary: true } : {}),
+      ...(options.binary !== undefined ? { binary: options.binary } : {}),
       ...(options.shape ? { shape: options.shape } : {}),
       ...(options.datatype ? { datatype: options.datatype } : {}),
       ...(options.output ? { outputs: options.output } : {}),
@@ -44,13 +48,15 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     { cwd: io.cwd },
   );
   if (request.body.length > MAX_INVOKE_PAYLOAD) {
-    throw new UsageError(
-      `The request is ${(request.body.length / 1024 / 1024).toFixed(1)} MiB; InvokeEndpoint accepts at most 6 MiB. ${options.binary ? 'Send fewer or smaller inputs.' : 'Try --binary, which is several times smaller than JSON.'}`,
-    );
+    const mebibytes = (request.body.length / 1024 / 1024).toFixed(1);
+    const json = request.contentType === JSON_CONTENT_TYPE;
+    const smaller = json ? 'Try --binary, which is several times smaller than JSON.' : 'Send fewer or smaller inputs.';
+    throw new MmeError('USAGE', `The request is ${mebibytes} MiB; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
   }
 
   const { createSageMakerRuntimeClient, loadSageMakerRuntime } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { awsErrorName, explainAwsError } = require('../aws/aws-errors') as typeof import('../aws/aws-errors');
+  const { explainAwsError } = require('../aws/aws-errors') as typeof import('../aws/aws-errors');
+  const { explainInvokeFailure } = require('../catalog/container-failures') as typeof import('../catalog/container-failures');
   const { InvokeEndpointCommand } = loadSageMakerRuntime();
   const connection = connectionOf(options);
   const client = createSageMakerRuntimeClient(connection);
@@ -67,7 +73,16 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
       }),
     );
   } catch (err) {
-    throw invokeError(err, options, awsErrorName(err), explainAwsError);
+    const region = options.region ? { region: options.region } : {};
+    throw (
+      explainInvokeFailure(err, { endpoint: options.endpoint, targetModel: options.targetModel, ...region }) ??
+      explainAwsError(err, {
+        ...region,
+        ...(options.profile ? { profile: options.profile } : {}),
+        permission: 'sagemaker:InvokeEndpoint',
+        resource: `endpoint ${options.endpoint} (TargetModel ${options.targetModel})`,
+      })
+    );
   } finally {
     client.destroy();
   }
@@ -82,30 +97,4 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     io.stderr(`(${milliseconds} ms round trip${variant}; the first call to a model includes its download and load)\n`);
   }
   return ExitCode.Ok;
-}
-
-function invokeError(
-  err: unknown,
-  options: InvokeOptions,
-  name: string,
-  explain: typeof import('../aws/aws-errors').explainAwsError,
-): CliError {
-  const message = (err as Error)?.message ?? '';
-  if (name === 'ValidationError' || name === 'ValidationException') {
-    if (/not found/i.test(message) && /endpoint/i.test(message)) {
-      return new CliError(`Endpoint '${options.endpoint}' does not exist${options.region ? ` in ${options.region}` : ''}. Check the name and --region.`);
-    }
-    if (/target model/i.test(message) && /not a multi-model endpoint|does not support/i.test(message)) {
-      return new CliError(`Endpoint '${options.endpoint}' is not a multi-model endpoint, so it takes no --target-model. (${message})`);
-    }
-    if (/Failed to download model data|does not exist|not found/i.test(message)) {
-      return new CliError(`SageMaker could not load ${options.targetModel}: ${message} Check the name with \`mme-deploy list --endpoint ${options.endpoint}\`.`);
-    }
-  }
-  return explain(err, {
-    ...(options.region ? { region: options.region } : {}),
-    ...(options.profile ? { profile: options.profile } : {}),
-    permission: 'sagemaker:InvokeEndpoint',
-    resource: `endpoint ${options.endpoint} (TargetModel ${options.targetModel})`,
-  });
 }

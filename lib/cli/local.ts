@@ -4,7 +4,10 @@
 import type { InvokeInputOptions } from './invoke-flags';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { CliError, CliIo, ExitCode } from './io';
+import { MmeError } from '../errors';
+import { exitCodeOf } from './exit-codes';
+import { formatDiagnostic } from '../diagnostics';
 import { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } from '../aws/invoke-request';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readInvokeModelConfig } from '../aws/invoke-model-config';
@@ -25,6 +28,7 @@ import {
   stageArchive,
   targetModelProblem,
 } from '../local/model-store';
+import { compareWithTarget, inspectLocalContainer, queryLocalGpus, resolveTarget, TargetFinding } from '../local/target-environment';
 
 /** The models directory when neither --models-dir nor MME_DEPLOY_LOCAL_MODELS_DIR is given (relative to cwd). */
 export const DEFAULT_MODELS_DIR = 'mme-local-models';
@@ -42,33 +46,62 @@ export interface LocalLoadOptions extends LocalConnectionOptions {
   readonly name?: string;
   /** Where the container sees --models-dir. @default /opt/ml/models */
   readonly containerRoot?: string;
+  /** The endpoint's instance type this machine is compared with. @default ml.g4dn.xlarge */
+  readonly instanceType?: string;
+  /** The endpoint's InferenceAmiVersion (its GPU driver). @default - SageMaker's default driver */
+  readonly inferenceAmiVersion?: string;
+  /** The Triton release deployed. @default the local container's, else DEFAULT_TRITON_VERSION */
+  readonly tritonVersion?: string;
+  /** The local container's name or id, for its /dev/shm. @default the container publishing --url's port */
+  readonly container?: string;
 }
 
 export interface LocalInvokeOptions extends LocalConnectionOptions, InvokeInputOptions {}
 
 export async function runLocalLoad(archive: string, options: LocalLoadOptions, io: CliIo): Promise<number> {
-  return reportErrors(io, async () => {
+  let exitCode: number = ExitCode.Ok;
+  const reported = await reportErrors(io, async () => {
     const client = clientFor(options, io);
     const targetModel = options.name ?? defaultTargetModel(archive);
     const problem = targetModelProblem(targetModel);
-    if (problem) throw new UsageError(`TargetModel ${JSON.stringify(targetModel)} ${problem}.`);
+    if (problem) throw new MmeError('USAGE', `TargetModel ${JSON.stringify(targetModel)} ${problem}.`);
     const containerRoot = options.containerRoot ?? CONTAINER_MODELS_ROOT;
     if (!containerRoot.startsWith('/')) {
-      throw new UsageError(`--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`);
+      throw new MmeError('USAGE', `--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`);
     }
     const hash = modelHash(targetModel);
+    // Before anything is sent: a bad --instance-type, --triton-version or --inference-ami-version is a usage error.
+    resolveTarget(options);
 
     // Ask first, so that the files of a model the container is serving are never replaced under it.
     const current = await client.describe(hash);
     if (current.status === 200) {
-      throw new CliError(
+      throw new MmeError(
+        'ALREADY_EXISTS',
         `${targetModel} is already loaded (GET /models/${hash} answered 200). SageMaker never loads a model twice; ` +
           `run \`mme-deploy local unload ${targetModel}\` first to load a new copy.`,
       );
     }
 
     const modelsDir = modelsDirFor(options, io);
-    const staged = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel);
+    const outcome = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel);
+    for (const d of outcome.diagnostics) io.stderr(`${formatDiagnostic(d, { prefix: `${archive}: ` })}\n`);
+    const staged = outcome.staged;
+    if (!staged) {
+      io.stderr(
+        `mme-deploy: refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules \`mme-deploy package\` ` +
+          'applies). Nothing was sent to the container.\n',
+      );
+      exitCode = ExitCode.Failure;
+      return;
+    }
+
+    // This machine against the endpoint it stands in for: the GPU, its driver, the container's /dev/shm.
+    const [gpus, container] = await Promise.all([queryLocalGpus(io.env), inspectLocalContainer(client.baseUrl, options.container, io.env)]);
+    const target = resolveTarget(options, container);
+    const findings = compareWithTarget({ ...(gpus ? { gpus } : {}), ...(container ? { container } : {}) }, target, staged.tensorrtPlans);
+    if (!options.json) for (const finding of findings) io.stderr(formatFinding(finding));
+
     const url = containerModelUrl(hash, containerRoot);
     const started = performance.now();
     expectSuccess('load', targetModel, await client.load(hash, targetModel, url));
@@ -76,7 +109,18 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
 
     if (options.json) {
       io.stdout(
-        `${JSON.stringify({ targetModel, hash, url, modelDir: staged.modelDir, entries: staged.entries.length, replaced: staged.replaced, loadSeconds: round(seconds) })}\n`,
+        `${JSON.stringify({
+          targetModel,
+          hash,
+          url,
+          modelDir: staged.modelDir,
+          entries: staged.entries.length,
+          replaced: staged.replaced,
+          loadSeconds: round(seconds),
+          target: { instanceType: target.instanceType.name, tritonVersion: target.tritonVersion, driverBranch: target.driver.branch },
+          findings,
+          diagnostics: outcome.diagnostics,
+        })}\n`,
       );
     } else {
       io.stdout(
@@ -88,6 +132,11 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
       );
     }
   });
+  return reported === ExitCode.Ok ? exitCode : reported;
+}
+
+function formatFinding(finding: TargetFinding): string {
+  return `mme-deploy: ${finding.severity} [${finding.code}] ${finding.message}\n`;
 }
 
 export async function runLocalInvoke(targetModel: string, options: LocalInvokeOptions, io: CliIo): Promise<number> {
@@ -102,7 +151,8 @@ export async function runLocalInvoke(targetModel: string, options: LocalInvokeOp
       try {
         modelConfig = await servedModelConfig(join(modelsDirFor(options, io), hash, 'model'));
       } catch (err) {
-        if (!(err instanceof CliError) || (options.shape === undefined && options.datatype === undefined)) throw err;
+        const userError = err instanceof CliError || err instanceof MmeError;
+        if (!userError || (options.shape === undefined && options.datatype === undefined)) throw err;
       }
     }
     const request = await buildInvokeRequest(
@@ -110,7 +160,7 @@ export async function runLocalInvoke(targetModel: string, options: LocalInvokeOp
         ...(options.input ? { inputs: options.input } : {}),
         ...(options.text ? { texts: options.text } : {}),
         ...(options.body !== undefined ? { body: options.body } : {}),
-        ...(options.binary ? { binary: true } : {}),
+        ...(options.binary !== undefined ? { binary: options.binary } : {}),
         ...(options.shape !== undefined ? { shape: options.shape } : {}),
         ...(options.datatype !== undefined ? { datatype: options.datatype } : {}),
         ...(options.output ? { outputs: options.output } : {}),
@@ -209,6 +259,10 @@ async function reportErrors(io: CliIo, body: () => Promise<void>): Promise<numbe
     await body();
     return ExitCode.Ok;
   } catch (err) {
+    if (err instanceof MmeError) {
+      io.stderr(`mme-deploy: ${err.message}\n`);
+      return exitCodeOf(err.code);
+    }
     if (err instanceof CliError) {
       io.stderr(`mme-deploy: ${err.message}\n`);
       return err.exitCode;
@@ -228,7 +282,7 @@ function modelsDirFor(options: LocalConnectionOptions, io: CliIo): string {
 
 function parseTop(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^[1-9]\d*$/.test(text)) throw new UsageError(`--top ${text} must be a positive whole number, e.g. --top 5.`);
+  if (!/^[1-9]\d*$/.test(text)) throw new MmeError('USAGE', `--top ${text} must be a positive whole number, e.g. --top 5.`);
   return Number(text);
 }
 

@@ -6,6 +6,7 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
 import { countSummary } from '../diagnostics';
+import { isInside } from '../paths';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
@@ -107,8 +108,7 @@ function checkOutputPath(output: string, repo: string) {
     throw new UsageError(message);
   };
   if (!output.endsWith('.tar.gz')) fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
-  const rel = relative(repo, output);
-  if (!rel.startsWith('..') && !rel.startsWith('/')) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+  if (isInside(repo, output)) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
   if (existsSync(output) && statSync(output).isDirectory()) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
   if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
 }

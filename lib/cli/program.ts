@@ -150,6 +150,10 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--url <url>', localUrlHelp)
     .option('--name <target>', 'the TargetModel name (default: the archive file name)')
     .option('--container-root <path>', 'where the container sees --models-dir (default: /opt/ml/models)')
+    .option('--instance-type <type>', 'the endpoint\'s instance type to compare this GPU with (default: ml.g4dn.xlarge)')
+    .option('--inference-ami-version <version>', 'the endpoint\'s InferenceAmiVersion, i.e. its GPU driver (default: SageMaker\'s, 470)')
+    .option('--triton-version <YY.MM>', 'the Triton release deployed (default: the local container\'s)')
+    .option('--container <name>', 'the local container, for its /dev/shm (default: the one publishing --url\'s port)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');
@@ -241,6 +245,35 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .action(async (options: import('./status').StatusOptions) => {
       const { runStatus } = await import('./status');
       setExit(await runStatus(options, io));
+    });
+
+  addAwsOptions(
+    program
+      .command('logs')
+      .description(
+        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their cause and fix, evictions, python tracebacks.",
+      ),
+    'print one JSON object per event, one per line',
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint')
+    .option('--since <when>', 'start of the window: a duration back from now (30m, 1h, 2d) or an ISO 8601 time', '1h')
+    .option('--target-model <name>', 'only the events of this TargetModel')
+    .option('--variant <name>', 'only the instances of this production variant')
+    .option('-f, --follow', 'keep reading new lines until Ctrl-C')
+    .option('--poll-interval <seconds>', 'with --follow, seconds between two reads of new lines (default: 5)')
+    .action(async (options: import('./logs').LogsOptions) => {
+      const { runLogs } = await import('./logs');
+      // The CLI owns the signals: Ctrl-C or SIGTERM stops a follow (or a long read) cleanly; a second one kills.
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        setExit(await runLogs(options, io, abort.signal));
+      } finally {
+        process.removeListener('SIGINT', stop);
+        process.removeListener('SIGTERM', stop);
+      }
     });
 
   for (const command of program.commands) {

@@ -20,8 +20,9 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
   const sageMaker = clients.createSageMakerClient(connection);
   const autoScaling = clients.createAutoScalingClient(connection);
   const cloudWatch = clients.createCloudWatchClient(connection);
+  const logs = clients.createCloudWatchLogsClient(connection);
   try {
-    const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch }, options.endpoint, {
+    const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch, logs }, options.endpoint, {
       ...connection,
       ...(options.variant ? { variant: options.variant } : {}),
       ...(options.now ? { now: options.now } : {}),
@@ -33,6 +34,7 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
     sageMaker.destroy();
     autoScaling.destroy();
     cloudWatch.destroy();
+    logs.destroy();
   }
 }
 
@@ -75,6 +77,11 @@ export function formatStatus(report: EndpointStatusReport): string {
   lines.push('', `${render(header)}   (${window})`, ...table.map(render));
   if (report.metrics.length > 0 && report.metrics.every((m) => m.points.length === 0)) {
     lines.push('No data points in the last hour: the endpoint had no traffic, or metrics are still arriving.');
+  }
+  if (report.failures) {
+    const { formatFailureSummary } = require('./logs') as typeof import('./logs');
+    lines.push('', `Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs --endpoint ${endpoint.endpointName})`);
+    lines.push(formatFailureSummary(report.failures).trimEnd());
   }
   return `${lines.join('\n')}\n`;
 }

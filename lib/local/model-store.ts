@@ -6,7 +6,10 @@ import { Dirent } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { extractTarGz } from '../archive/tar-reader';
-import { CliError, UsageError } from '../user-errors';
+import { Diagnostic, hasErrors } from '../diagnostics';
+import { ErrorCode, MmeError, isMmeError } from '../errors';
+import { discoverModels, RepositoryAccessError } from '../repository/discover';
+import { checkMmeArchive } from '../repository/mme-rules';
 
 /** Where SageMaker puts MME archives inside the container; the only root Triton's LOAD accepts. */
 export const CONTAINER_MODELS_ROOT = '/opt/ml/models';
@@ -59,24 +62,38 @@ export interface StagedArchive {
   readonly entries: readonly string[];
   /** True when an earlier copy written by `local load` was replaced. */
   readonly replaced: boolean;
+  /** The models whose platform is `tensorrt_plan`: their engines must match the target GPU. */
+  readonly tensorrtPlans: readonly string[];
+}
+
+/** What staging found: the archive rules' diagnostics and, unless one of them is an error, the installed copy. */
+export interface StageOutcome {
+  /** The SageMaker MME archive rules applied to the extracted archive (paths relative to the archive root). */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Undefined when the archive was refused: nothing was installed and an earlier copy is untouched. */
+  readonly staged?: StagedArchive;
 }
 
 /**
- * Extracts `archive` into `<modelsDir>/<hash>/model/`. The copy is built beside the destination and renamed into
- * place, so a failed extraction leaves nothing half-written. A previous copy that `local load` wrote for the same
- * TargetModel is replaced; a directory it did not write is never touched.
+ * Extracts `archive` into `<modelsDir>/<hash>/model/`, then applies the SageMaker MME archive rules to the extracted
+ * files (what `package` checks, here on what Triton will really see): an archive with errors, such as one whose model
+ * Triton would pick by readdir order, is refused and nothing is installed. Links that stay inside the archive are
+ * extracted (conda environments hold them); a link that leaves it refuses the archive. The copy is built beside the
+ * destination and renamed into place, so a failure leaves nothing half-written. A previous copy that `local load`
+ * wrote for the same TargetModel is replaced; a directory it did not write is never touched.
  */
-export async function stageArchive(archive: string, modelsDir: string, targetModel: string): Promise<StagedArchive> {
+export async function stageArchive(archive: string, modelsDir: string, targetModel: string): Promise<StageOutcome> {
   const archivePath = resolve(archive);
   const archiveStat = await stat(archivePath).catch(() => undefined);
-  if (!archiveStat?.isFile()) throw new UsageError(`${archive}: no such archive file (expected a .tar.gz made by mme-deploy package).`);
+  if (!archiveStat?.isFile()) throw new MmeError('NOT_FOUND', `${archive}: no such archive file (expected a .tar.gz made by mme-deploy package).`);
 
   const root = resolve(modelsDir);
   const hash = modelHash(targetModel);
   const hashDir = join(root, hash);
   const existing = await stat(hashDir).catch(() => undefined);
   if (existing && !(await readStageRecord(hashDir))) {
-    throw new CliError(
+    throw new MmeError(
+      'ALREADY_EXISTS',
       `${hashDir} already exists and was not written by \`mme-deploy local load\`; not overwriting it. ` +
         'Remove it yourself or choose another --models-dir.',
     );
@@ -86,13 +103,19 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const staging = join(root, `.${hash}.staging-${suffix}`);
   let entries: string[];
+  let checked: { diagnostics: Diagnostic[]; tensorrtPlans: string[] };
   try {
-    entries = await extractTarGz(archivePath, join(staging, 'model'));
+    entries = await extractTarGz(archivePath, join(staging, 'model'), { links: 'inside' });
+    checked = await checkExtracted(join(staging, 'model'), targetModel);
+    if (hasErrors(checked.diagnostics)) {
+      await rm(staging, { recursive: true, force: true });
+      return { diagnostics: checked.diagnostics };
+    }
     const record: StageRecord = { targetModel, archive: archivePath };
     await writeFile(join(staging, STAGE_RECORD), `${JSON.stringify(record, null, 2)}\n`);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
-    throw new CliError(`Could not extract ${archive}: ${(err as Error).message}`);
+    throw new MmeError(extractionErrorCode(err), `Could not extract ${archive}: ${(err as Error).message}`, { cause: err });
   }
 
   if (existing) {
@@ -103,7 +126,38 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   } else {
     await rename(staging, hashDir);
   }
-  return { hash, hashDir, modelDir: join(hashDir, 'model'), entries, replaced: Boolean(existing) };
+  const staged = { hash, hashDir, modelDir: join(hashDir, 'model'), entries, replaced: Boolean(existing), tensorrtPlans: checked.tensorrtPlans };
+  return { diagnostics: checked.diagnostics, staged };
+}
+
+/**
+ * The MME archive rules on an extracted archive, as SageMaker's loader will see it: nothing is left out (a stray
+ * `__MACOSX` really is there), so the stray-directory findings of discovery count too; the per-model Triton rules are
+ * left to Triton's own LOAD, which reports them with its own words.
+ */
+async function checkExtracted(modelDir: string, targetModel: string): Promise<{ diagnostics: Diagnostic[]; tensorrtPlans: string[] }> {
+  let discovery;
+  try {
+    discovery = discoverModels(modelDir);
+  } catch (err) {
+    if (err instanceof RepositoryAccessError) {
+      return { diagnostics: [{ severity: 'error', code: 'empty-repository', message: err.message, file: '.' }], tensorrtPlans: [] };
+    }
+    throw err;
+  }
+  const diagnostics = [
+    ...discovery.diagnostics.filter((d) => d.code === 'stray-directory' || d.code === 'empty-repository'),
+    ...(await checkMmeArchive(discovery, targetModel)),
+  ];
+  const tensorrtPlans = discovery.models.filter((m) => m.platform === 'tensorrt_plan').map((m) => m.name);
+  return { diagnostics, tensorrtPlans };
+}
+
+/** The code for a failed extraction: the archive's own code, I/O for errors from the filesystem, a bad archive else. */
+function extractionErrorCode(err: unknown): ErrorCode {
+  if (isMmeError(err)) return err.code;
+  if (typeof (err as NodeJS.ErrnoException).code === 'string') return 'UNWRITABLE';
+  return /^Refusing to extract/.test((err as Error).message) ? 'TAR_UNSAFE_ENTRY' : 'TAR_BAD_ARCHIVE';
 }
 
 /** The record `stageArchive` left in a hash directory, or undefined when there is none (or it is unreadable). */

@@ -4,11 +4,11 @@
 
 import { Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { ConfigPositions, MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
-import type { ModelConfig } from '../config/model-config-schema';
-import { autoCompleteBackendFields } from './backend-inference';
-import type { Diagnostic } from '../diagnostics';
-import { LoadedModel, relPath, VersionDir } from './model';
+import { MAX_CONFIG_BYTES } from '../config/parse';
+import { diagnostic, type Diagnostic } from '../diagnostics';
+import { buildModel, CONFIG_FILE } from './build-model';
+import { LoadedModel, relPath } from './model';
+import { diskFiles } from './model-files';
 
 /** A path the library cannot read as a repository at all: the CLI reports it as a usage/I-O error (exit 2). */
 export class RepositoryAccessError extends Error {
@@ -31,9 +31,6 @@ export interface Discovery {
   readonly diagnostics: Diagnostic[];
 }
 
-const SKIPPED_VERSION_DIRS = new Set(['warmup', 'initial_state', 'configs']);
-const CONFIG_FILE = 'config.pbtxt';
-
 export function discoverModels(path: string, options: DiscoverOptions = {}): Discovery {
   const root = resolve(path);
   let stats;
@@ -43,7 +40,8 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
     throw new RepositoryAccessError(`${path}: no such file or directory. Give the path of a model repository or of one model directory.`);
   }
   if (!stats.isDirectory()) {
-    throw new RepositoryAccessError(`${path}: not a directory. Give the path of a model repository (its subdirectories are models) or of one model directory (it holds config.pbtxt).`);
+    throw new RepositoryAccessError(`${path}: not a directory. Give the path of a model repository (its ` +
+      'subdirectories are models) or of one model directory (it holds config.pbtxt).');
   }
   const diagnostics: Diagnostic[] = [];
   const ignore = options.ignore ?? (() => false);
@@ -58,25 +56,20 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   for (const entry of entries) {
     if (ignore(entry.name) || !isDirectory(root, entry)) continue;
     if (isStrayDirectory(entry.name)) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'stray-directory',
-        message: `'${entry.name}' is not a model, but Triton treats every subdirectory of a repository as one and fails to load it (SageMaker's MME loader counts it as a model directory too). Delete it before packaging.`,
-        file: entry.name,
-        model: entry.name,
-      });
+      const message =
+        `'${entry.name}' is not a model, but Triton treats every subdirectory of a repository as one and fails to ` +
+        "load it (SageMaker's MME loader counts it as a model directory too). Delete it before packaging.";
+      diagnostics.push(diagnostic('error', 'stray-directory', message, { file: entry.name, model: entry.name }));
       continue;
     }
     const dir = join(root, entry.name);
     models.push(loadModel(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), diagnostics, ignore));
   }
   if (models.length === 0) {
-    diagnostics.push({
-      severity: 'error',
-      code: 'empty-repository',
-      message: `No model directory found in ${path}: a repository holds one directory per model (with config.pbtxt and a version directory such as 1/), or give one model directory.`,
-      file: '.',
-    });
+    const message =
+      `No model directory found in ${path}: a repository holds one directory per model (with config.pbtxt and a ` +
+      'version directory such as 1/), or give one model directory.';
+    diagnostics.push(diagnostic('error', 'empty-repository', message, { file: '.' }));
   }
   return { layout: 'repository', root, models, diagnostics };
 }
@@ -130,128 +123,37 @@ function loadModel(
 ): LoadedModel {
   const configFile = relPath(relDir, CONFIG_FILE);
   const configEntry = entries.find((e) => e.name === CONFIG_FILE);
-  let configText: string | undefined;
-  let config: ModelConfig = {};
-  let positions = new ConfigPositions();
-  let parsed = false;
   const hasConfig = configEntry !== undefined && isFile(dir, configEntry);
+  const source = { file: configFile, model: name };
+  let configText: string | undefined;
 
   if (configEntry && !hasConfig) {
-    diagnostics.push({
-      severity: 'error',
-      code: 'config-not-a-file',
-      message: `${configFile} is not a regular file. Triton reads the model configuration from this path: make it the config.pbtxt text file.`,
-      file: configFile,
-      model: name,
-    });
+    const message = `${configFile} is not a regular file. Triton reads the model configuration from this path: ` +
+      'make it the config.pbtxt text file.';
+    diagnostics.push(diagnostic('error', 'config-not-a-file', message, source));
   } else if (hasConfig) {
-    // Read first, check the size after: one system call fewer per model, and a config is a few kilobytes.
-    // One native call reads and decodes; the size is checked on the text (a config is a few kilobytes).
+    // One native call reads and decodes; the size is checked on the text after (a config is a few kilobytes).
     const text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
     if (text.length > MAX_CONFIG_BYTES) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'config-too-large',
-        message: `${configFile} is ${Buffer.byteLength(text)} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`,
-        file: configFile,
-        model: name,
-      });
+      const message = `${configFile} is ${Buffer.byteLength(text)} bytes; a model configuration is at most ` +
+        `${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`;
+      diagnostics.push(diagnostic('error', 'config-too-large', message, source));
     } else {
       configText = text;
-      const result = parseModelConfig(configText, { file: configFile, model: name });
-      config = result.config;
-      positions = result.positions;
-      parsed = !result.diagnostics.some((d) => d.severity === 'error');
-      diagnostics.push(...result.diagnostics);
     }
   }
 
-  const subdirs = entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name);
-  const versionDirs = findVersionDirs(subdirs, relDir, name, diagnostics);
-  const firstSubdir = subdirs[0];
-  const listFirstSubdir = (): ReadonlySet<string> => {
-    if (firstSubdir === undefined) return new Set();
-    try {
-      return new Set(readdirSync(join(dir, firstSubdir)));
-    } catch {
-      return new Set(); // unreadable: nothing to infer from
-    }
-  };
-  const fields = autoCompleteBackendFields(config, name, listFirstSubdir);
-  const versions = selectVersions(config, versionDirs);
-
-  return {
-    name,
-    dir,
-    relDir,
-    configFile,
-    hasConfig,
-    configText,
-    config,
-    positions,
-    parsed: parsed || !hasConfig,
-    versionDirs,
-    versions,
-    // Plain properties (undefined when unknown): object spreads cost measurably over ten thousand models.
-    platform: fields.platform,
-    backend: fields.backend,
-    defaultModelFilename: fields.defaultModelFilename,
-    firstSubdir,
-    entryNames: entries.map((e) => e.name),
-  };
-}
-
-/** Version directories by Triton's rules (§1.A): std::stoll on the name, leading zeros and non-numbers ignored. */
-function findVersionDirs(subdirs: string[], relDir: string, model: string, diagnostics: Diagnostic[]): VersionDir[] {
-  const versions: VersionDir[] = [];
-  for (const dirName of subdirs) {
-    if (SKIPPED_VERSION_DIRS.has(dirName)) continue;
-    const file = relPath(relDir, dirName);
-    if (dirName.length > 1 && dirName.startsWith('0')) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'version-leading-zeros',
-        message: `Triton ignores this directory: "ignore version directory '${dirName}' which contains leading zeros in its directory name". Rename it to ${String(Number.parseInt(dirName, 10))} if it is a version.`,
-        file,
-        model,
-      });
-      continue;
-    }
-    const match = /^[ \t\n]*([+-]?\d+)/.exec(dirName);
-    if (!match) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'version-not-numeric',
-        message: `Triton ignores this directory: "ignore version directory '${dirName}' which fails to convert to integral number". Version directories are named by number (1, 2, ...); move other files out of ${model}/ subdirectories or delete them.`,
-        file,
-        model,
-      });
-      continue;
-    }
-    const version = Number(match[1]);
-    if (match[0] !== dirName) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'version-numeric-prefix',
-        message: `Triton reads the directory name '${dirName}' as version ${version} (it parses only the leading number). Rename it to ${version} to say what you mean.`,
-        file,
-        model,
-      });
-    }
-    versions.push({ dirName, version });
-  }
-  return versions.sort((a, b) => a.version - b.version);
-}
-
-/** Applies version_policy (default latest{num_versions: 1}) to the version directories present. */
-function selectVersions(config: ModelConfig, versionDirs: readonly VersionDir[]): number[] {
-  const available = [...new Set(versionDirs.map((v) => v.version))].sort((a, b) => a - b);
-  const policy = config.version_policy;
-  if (policy?.all) return available;
-  if (policy?.specific) {
-    const wanted = new Set((policy.specific.versions ?? []).map((v) => Number(v)));
-    return available.filter((v) => wanted.has(v));
-  }
-  const n = policy?.latest?.num_versions ?? 1;
-  return available.slice(Math.max(0, available.length - Math.max(n, 1)));
+  return buildModel(
+    {
+      dir,
+      name,
+      relDir,
+      entryNames: entries.map((e) => e.name),
+      subdirs: entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name),
+      hasConfig,
+      configText,
+      files: diskFiles(),
+    },
+    diagnostics,
+  );
 }

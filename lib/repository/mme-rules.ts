@@ -1,15 +1,18 @@
 // The SageMaker multi-model endpoint archive rules (sagemaker-mme-contract.md §3 and §8): how SageMaker's Triton
 // loader picks the model to register from an extracted archive, and what makes that choice fail or go astray.
 
-import { existsSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { readTarGz } from '../archive/tar-reader';
-import type { Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic, type Severity } from '../diagnostics';
+import { isInside } from '../paths';
 import type { Discovery } from './discover';
 import { decoupledModels, topLevelEnsembles } from './ensemble-graph';
-import { isEnsemble } from './ensemble-rules';
+import { configSource, isEnsemble } from './ensemble-rules';
 import { LoadedModel, relPath } from './model';
 import { resolveExecutionEnvPath } from './model-rules';
+
+/** Faults about the archive as a whole (no one file) are reported at its root. */
+const ARCHIVE = { file: '.' };
 
 /** SageMaker's textual ensemble detection: RE2 PartialMatch of this pattern on config.pbtxt (sagemaker_server.cc). */
 export const SAGEMAKER_ENSEMBLE_PATTERN = /platform:(\s)*"ensemble"/;
@@ -35,11 +38,18 @@ export function defaultTargetModel(root: string): string {
 
 /** TargetModel naming rules: the S3 key below the endpoint's prefix, also Triton's model name. */
 export function targetModelProblems(targetModel: string): string | undefined {
-  if (targetModel.includes('/')) return `TargetModel '${targetModel}' contains '/': Triton refuses it ("invalid model name '${targetModel}', model name must not contain path traversal characters"). Use a flat name such as '${targetModel.split('/').pop()}'.`;
-  if (!targetModel.endsWith('.tar.gz') || targetModel === '.tar.gz') return `TargetModel '${targetModel}' must end in '.tar.gz': SageMaker downloads and extracts it as a gzip tarball. Use '${targetModel.replace(/\.(tgz|tar|gz)$/, '')}.tar.gz'.`;
+  if (targetModel.includes('/')) {
+    return `TargetModel '${targetModel}' contains '/': Triton refuses it ("invalid model name '${targetModel}', model name ` +
+      `must not contain path traversal characters"). Use a flat name such as '${targetModel.split('/').pop()}'.`;
+  }
+  if (!targetModel.endsWith('.tar.gz') || targetModel === '.tar.gz') {
+    return `TargetModel '${targetModel}' must end in '.tar.gz': SageMaker downloads and extracts it as a gzip tarball. ` +
+      `Use '${targetModel.replace(/\.(tgz|tar|gz)$/, '')}.tar.gz'.`;
+  }
   if (targetModel.trim() === '' || targetModel === '..') return `TargetModel '${targetModel}' is not a usable name.`;
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f\\]/.test(targetModel)) return `TargetModel '${targetModel}' contains control characters or a backslash; use letters, digits, '.', '-' and '_'.`;
+  if (/[\u0000-\u001f\u007f\\]/.test(targetModel)) return `TargetModel '${targetModel}' contains control ` +
+    `characters or a backslash; use letters, digits, '.', '-' and '_'.`;
   return undefined;
 }
 
@@ -47,7 +57,7 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string)
   const out: Diagnostic[] = [];
   const models = new Map(discovery.models.map((m) => [m.name, m]));
   const problem = targetModelProblems(targetModel);
-  if (problem) out.push({ severity: 'error', code: 'mme-target-model-name', message: problem, file: '.' });
+  if (problem) out.push(diagnostic('error', 'mme-target-model-name', problem, ARCHIVE));
 
   if (discovery.layout === 'repository' && discovery.models.length > 1) checkEnsembleChoice(discovery, models, out);
 
@@ -55,24 +65,23 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string)
   if (loaded) {
     const decoupled = loaded.config.model_transaction_policy?.decoupled ? [loaded.name] : decoupledModels(loaded, models);
     if (decoupled.length > 0) {
-      out.push({
-        severity: 'error',
-        code: 'mme-decoupled',
-        message: `${decoupled.map((m) => `'${m}'`).join(', ')} ${decoupled.length === 1 ? 'is' : 'are'} decoupled (model_transaction_policy { decoupled: true })${loaded.name === decoupled[0] ? '' : `, which makes ensemble '${loaded.name}' decoupled`}: SageMaker's invoke endpoint refuses it ("HTTP end point doesn't support models with decoupled transaction policy"). Use a non-decoupled model on an MME.`,
-        file: loaded.configFile,
-        model: loaded.name,
-      });
+      const names = decoupled.map((m) => `'${m}'`).join(', ');
+      const makes = loaded.name === decoupled[0] ? '' : `, which makes ensemble '${loaded.name}' decoupled`;
+      const message =
+        `${names} ${decoupled.length === 1 ? 'is' : 'are'} decoupled (model_transaction_policy { decoupled: true })${makes}: ` +
+        `SageMaker's invoke endpoint refuses it ("HTTP end point doesn't support models with decoupled transaction ` +
+        'policy"). Use a non-decoupled model on an MME.';
+      out.push(diagnostic('error', 'mme-decoupled', message, { file: loaded.configFile, model: loaded.name }));
     }
     if (discovery.models.length > 1) checkUnusedModels(loaded, models, out);
   }
 
   if (discovery.models.length > MME_MODEL_WARNING_THRESHOLD) {
-    out.push({
-      severity: 'warning',
-      code: 'mme-many-models',
-      message: `The archive holds ${discovery.models.length} model directories; SageMaker's Triton loader warns above ${MME_MODEL_WARNING_THRESHOLD} and recommends smaller ensembles for better memory management (every model loads into GPU memory on each cold start).`,
-      file: '.',
-    });
+    const message =
+      `The archive holds ${discovery.models.length} model directories; SageMaker's Triton loader warns above ` +
+      `${MME_MODEL_WARNING_THRESHOLD} and recommends smaller ensembles for better memory management (every model ` +
+      'loads into GPU memory on each cold start).';
+    out.push(diagnostic('warning', 'mme-many-models', message, ARCHIVE));
   }
   for (const model of discovery.models) out.push(...(await checkExecutionEnv(model)));
   return out;
@@ -86,43 +95,39 @@ function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedMod
   for (const t of top) nested.delete(t.name);
 
   if (top.length === 0) {
-    out.push({
-      severity: 'error',
-      code: 'mme-no-ensemble',
-      message: `The archive holds ${discovery.models.length} model directories (${names}) and no ensemble: SageMaker loads whichever directory readdir lists last, which is arbitrary. Package one model per archive, or add an ensemble (platform: "ensemble") that composes them.`,
-      file: '.',
-    });
+    const message =
+      `The archive holds ${discovery.models.length} model directories (${names}) and no ensemble: SageMaker loads ` +
+      'whichever directory readdir lists last, which is arbitrary. Package one model per archive, or add an ensemble ' +
+      '(platform: "ensemble") that composes them.';
+    out.push(diagnostic('error', 'mme-no-ensemble', message, ARCHIVE));
     return;
   }
   if (top.length > 1) {
-    out.push({
-      severity: 'error',
-      code: 'mme-multiple-ensembles',
-      message: `The archive holds ${top.length} top-level ensembles (${top.map((m) => m.name).join(', ')}): SageMaker registers only one of them (the last its directory scan matches), so the others can never be invoked. Package each ensemble with its composing models in its own archive.`,
-      file: '.',
-    });
+    const message =
+      `The archive holds ${top.length} top-level ensembles (${top.map((m) => m.name).join(', ')}): SageMaker ` +
+      'registers only one of them (the last its directory scan matches), so the others can never be invoked. ' +
+      'Package each ensemble with its composing models in its own archive.';
+    out.push(diagnostic('error', 'mme-multiple-ensembles', message, ARCHIVE));
   }
   for (const t of top) {
     if (t.configText !== undefined && !SAGEMAKER_ENSEMBLE_PATTERN.test(t.configText)) {
-      out.push({
-        severity: 'error',
-        code: 'mme-ensemble-not-detected',
-        message: `SageMaker finds the ensemble by matching the text 'platform:\\s*"ensemble"' in config.pbtxt, and ${t.configFile} does not match it (write exactly platform: "ensemble" — no space before the colon, double quotes). Otherwise SageMaker loads an arbitrary directory of the archive.`,
-        file: t.configFile,
-        model: t.name,
-      });
+      const message =
+        `SageMaker finds the ensemble by matching the text 'platform:\\s*"ensemble"' in config.pbtxt, and ` +
+        `${t.configFile} does not match it (write exactly platform: "ensemble" — no space before the colon, double ` +
+        'quotes). Otherwise SageMaker loads an arbitrary directory of the archive.';
+      out.push(diagnostic('error', 'mme-ensemble-not-detected', message, { file: t.configFile, model: t.name }));
     }
   }
   for (const m of detected) {
     if (top.some((t) => t.name === m.name)) continue;
-    const why = nested.has(m.name) ? `it is an ensemble nested in ${top.map((t) => `'${t.name}'`).join(', ')}` : 'its text matches the pattern although it is not the ensemble (a comment, say)';
-    out.push({
-      severity: 'error',
-      code: 'mme-ambiguous-ensemble',
-      message: `${m.configFile} also matches SageMaker's ensemble pattern 'platform:\\s*"ensemble"' (${why}); SageMaker registers the last match in readdir order, which may be this one instead of '${top[0]!.name}'. Keep one matching config per archive${nested.has(m.name) ? ': flatten the nested ensemble into the top-level one' : ''}.`,
-      file: m.configFile,
-      model: m.name,
-    });
+    const why = nested.has(m.name) ? `it is an ensemble nested in ${top.map((t) => `'${t.name}'`).join(', ')}` :
+      'its text matches the pattern although it is not the ensemble (a comment, say)';
+    const flatten = nested.has(m.name) ? ': flatten the nested ensemble into the top-level one' : '';
+    const message =
+      `${m.configFile} also matches SageMaker's ensemble pattern 'platform:\\s*"ensemble"' (${why}); SageMaker ` +
+      `registers the last match in readdir order, which may be this one instead of '${top[0]!.name}'. Keep one ` +
+      `matching config per archive${flatten}.`;
+    out.push(diagnostic('error', 'mme-ambiguous-ensemble', message, { file: m.configFile, model: m.name }));
   }
 }
 
@@ -140,14 +145,14 @@ function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>
   visit(loaded);
   for (const m of models.values()) {
     if (reached.has(m.name) || isEnsemble(m)) continue;
-    const pythonHint = m.backend === 'python' ? ' (if a python model calls it through BLS, keep it: SageMaker loads BLS targets only when something loads them)' : '';
-    out.push({
-      severity: 'warning',
-      code: 'mme-unused-model',
-      message: `'${m.name}' is not a step of ensemble '${loaded.name}'; SageMaker downloads it with every cold load but never loads it${pythonHint}. Remove it from the archive or add it to the ensemble.`,
-      file: relPath(m.relDir) || '.',
-      model: m.name,
-    });
+    const pythonHint =
+      m.backend === 'python'
+        ? ' (if a python model calls it through BLS, keep it: SageMaker loads BLS targets only when something loads them)'
+        : '';
+    const message =
+      `'${m.name}' is not a step of ensemble '${loaded.name}'; SageMaker downloads it with every cold load but never ` +
+      `loads it${pythonHint}. Remove it from the archive or add it to the ensemble.`;
+    out.push(diagnostic('warning', 'mme-unused-model', message, { file: relPath(m.relDir) || '.', model: m.name }));
   }
 }
 
@@ -155,28 +160,37 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
   const env = resolveExecutionEnvPath(model);
   if (!env) return [];
   const out: Diagnostic[] = [];
-  const pos = model.positions.of(model.config.parameters, 'EXECUTION_ENV_PATH');
-  const at = { file: model.configFile, model: model.name, ...(pos ? { line: pos.line, column: pos.column } : {}) };
+  const at = model.positions.of(model.config.parameters, 'EXECUTION_ENV_PATH');
+  const report = (severity: Severity, code: string, message: string) => {
+    out.push(diagnostic(severity, code, message, configSource(model), at));
+  };
   if (env.path === undefined) {
-    out.push({
-      severity: 'error',
-      code: 'mme-execution-env-path',
-      message: `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY: on an MME the archive is extracted to a new directory for every load, so only a path inside the model directory works. Ship the conda-pack archive in the model directory and write "$$TRITON_MODEL_DIRECTORY/<env>.tar.gz".`,
-      ...at,
-    });
+    report(
+      'error',
+      'mme-execution-env-path',
+      `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY: on an MME the archive is ` +
+        'extracted to a new directory for every load, so only a path inside the model directory works. Ship the ' +
+        'conda-pack archive in the model directory and write "$$TRITON_MODEL_DIRECTORY/<env>.tar.gz".',
+    );
     return out;
   }
-  if (!existsSync(env.path) || relative(model.dir, env.path).startsWith('..')) return out; // reported by the model rules
-  const stats = statSync(env.path);
+  const stats = model.files.stat(env.path);
+  if (!stats || !isInside(model.dir, env.path)) return out; // reported by the model rules
   const shown = relPath(model.relDir, relative(model.dir, env.path).split(sep).join('/'));
-  if (stats.isDirectory()) {
-    if (!existsSync(join(env.path, 'bin', 'activate'))) {
-      out.push({ severity: 'error', code: 'mme-execution-env-activate', message: `Path ${shown}/bin/activate does not exist. The Python environment should contain an 'activate' script. Build the environment with conda-pack (it writes bin/activate).`, ...at });
+  const noActivate = `Path ${shown}/bin/activate does not exist. The Python environment should contain an 'activate' script`;
+  if (stats.kind === 'directory') {
+    if (!model.files.stat(join(env.path, 'bin', 'activate'))) {
+      report('error', 'mme-execution-env-activate', `${noActivate}. Build the environment with conda-pack (it writes bin/activate).`);
     }
     return out;
   }
   if (!/\.(tar\.gz|tgz)$/.test(env.path)) {
-    out.push({ severity: 'error', code: 'mme-execution-env-format', message: `EXECUTION_ENV_PATH ${shown} is a file but not a .tar.gz: the python backend expects a conda-pack archive (conda pack -o env.tar.gz) or an unpacked environment directory.`, ...at });
+    report(
+      'error',
+      'mme-execution-env-format',
+      `EXECUTION_ENV_PATH ${shown} is a file but not a .tar.gz: the python backend expects a conda-pack archive ` +
+        '(conda pack -o env.tar.gz) or an unpacked environment directory.',
+    );
     return out;
   }
   let hasActivate = false;
@@ -186,14 +200,22 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
       if (path === 'bin/activate') hasActivate = true;
     });
   } catch (err) {
-    out.push({ severity: 'error', code: 'mme-execution-env-format', message: `EXECUTION_ENV_PATH ${shown} is not a readable tar.gz (${(err as Error).message}). Rebuild it with conda-pack.`, ...at });
+    const message = `EXECUTION_ENV_PATH ${shown} is not a readable tar.gz (${(err as Error).message}). Rebuild it with conda-pack.`;
+    report('error', 'mme-execution-env-format', message);
     return out;
   }
   if (!hasActivate) {
-    out.push({ severity: 'error', code: 'mme-execution-env-activate', message: `Path ${shown}/bin/activate does not exist. The Python environment should contain an 'activate' script: ${shown} holds no bin/activate, so it is not a conda-pack archive. Build it with conda-pack.`, ...at });
+    const message = `${noActivate}: ${shown} holds no bin/activate, so it is not a conda-pack archive. Build it with conda-pack.`;
+    report('error', 'mme-execution-env-activate', message);
   }
   if (stats.size > LARGE_ENV_BYTES) {
-    out.push({ severity: 'warning', code: 'mme-large-execution-env', message: `${shown} is ${(stats.size / 1024 / 1024).toFixed(0)} MB: the python backend unpacks it on every cold load of this model, which delays first requests. Trim the environment, share it across models, or install the packages into the serving image (triton-image/requirements.txt).`, ...at });
+    report(
+      'warning',
+      'mme-large-execution-env',
+      `${shown} is ${(stats.size / 1024 / 1024).toFixed(0)} MB: the python backend unpacks it on every cold load of ` +
+        'this model, which delays first requests. Trim the environment, share it across models, or install the ' +
+        'packages into the serving image (triton-image/requirements.txt).',
+    );
   }
   return out;
 }

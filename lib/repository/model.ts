@@ -2,6 +2,7 @@
 
 import type { ConfigPositions } from '../config/parse';
 import type { ModelConfig } from '../config/model-config-schema';
+import type { ModelFiles } from './model-files';
 
 export interface VersionDir {
   /** The directory name as on disk (e.g. `1`). */
@@ -41,6 +42,8 @@ export interface LoadedModel {
   readonly firstSubdir?: string;
   /** Names of the entries in the model directory (sorted). */
   readonly entryNames: readonly string[];
+  /** The files around the model, for the rules that look at them (rules never call the file system themselves). */
+  readonly files: ModelFiles;
 }
 
 /** `a/b` joined with `/` for diagnostics' file fields ('' parts dropped). */

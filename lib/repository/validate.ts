@@ -8,6 +8,7 @@ import { discoverModels, DiscoverOptions } from './discover';
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
+import { checkTensorrtPlans, PlanTarget } from './tensorrt-plan-rules';
 
 export { RepositoryAccessError } from './discover';
 
@@ -33,6 +34,8 @@ export interface ValidateOptions extends DiscoverOptions {
   readonly mme?: boolean;
   /** The TargetModel name the archive will be uploaded as (MME rules check it). */
   readonly targetModel?: string;
+  /** With `mme`: the endpoint TensorRT plans must be built for. @default ml.g4dn.xlarge with DEFAULT_TRITON_VERSION */
+  readonly target?: PlanTarget;
 }
 
 export interface LoadedRepository {
@@ -71,6 +74,8 @@ export async function validateRepository(path: string, options: ValidateOptions 
     diagnostics.push(...found);
   }
   diagnostics.push(...checkEnsembles(new Map(models.map((m) => [m.name, m])), { modelDiagnostics: byModel }));
+  // The endpoint's GPU only matters for an archive meant for it.
+  if (mme) diagnostics.push(...checkTensorrtPlans(models, options.target));
   if (mme) {
     diagnostics.push(...(await mme.checkMmeArchive(discovery, options.targetModel ?? mme.defaultTargetModel(discovery.root))));
   }

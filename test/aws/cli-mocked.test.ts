@@ -20,6 +20,7 @@ import {
   DescribeScalingPoliciesCommand,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { CliIo } from '../../lib/cli/io';
 import { runPush } from '../../lib/cli/push';
@@ -34,6 +35,8 @@ const sageMaker = mockClient(SageMakerClient);
 const runtime = mockClient(SageMakerRuntimeClient);
 const autoScaling = mockClient(ApplicationAutoScalingClient);
 const cloudWatch = mockClient(CloudWatchClient);
+// status also reads the failures of the hour (tested in logs-mocked.test.ts); here the log has none.
+const cloudWatchLogs = mockClient(CloudWatchLogsClient);
 
 function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';
@@ -48,7 +51,8 @@ function awsError(name: string, status: number, message = name): Error {
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cli-mocked-'));
-  for (const mock of [s3, sageMaker, runtime, autoScaling, cloudWatch]) mock.reset();
+  for (const mock of [s3, sageMaker, runtime, autoScaling, cloudWatch, cloudWatchLogs]) mock.reset();
+  cloudWatchLogs.on(FilterLogEventsCommand).resolves({ events: [] });
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -242,7 +246,7 @@ describe('invoke', () => {
     );
   });
 
-  it('passes on what the model said when it fails', async () => {
+  it('passes on what the model said when it fails, unwrapped from Triton\'s error JSON, with what to do', async () => {
     runtime.on(InvokeEndpointCommand).rejects(
       Object.assign(awsError('ModelError', 424, 'Received client error (400)'), {
         OriginalStatusCode: 400,
@@ -251,7 +255,8 @@ describe('invoke', () => {
       }),
     );
     await expect(runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', input: ['INPUT=[1,2]'] }, captureIo())).rejects.toThrow(
-      'The model answered with HTTP 400: {"error":"unexpected shape for input \'INPUT\'"}. Container logs: arn:aws:logs',
+      "Triton refused to invoke dali.tar.gz (HTTP 400): unexpected shape for input 'INPUT'. Give --model <archive or directory> " +
+        "so invoke shapes and types the inputs from the model's config.pbtxt. Container logs: arn:aws:logs",
     );
   });
 

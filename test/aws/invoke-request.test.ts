@@ -6,6 +6,8 @@ import { parseModelConfig } from '../../lib/config/parse';
 import { buildInvokeRequest, formatInferenceResponse, inferenceResponseToJson, topK } from '../../lib/aws/invoke-request';
 import { readInvokeModelConfig } from '../../lib/aws/invoke-model-config';
 import { decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { MmeError } from '../../lib/errors';
+import { exitCodeOf } from '../../lib/cli/exit-codes';
 
 const IMAGE_ENSEMBLE = `name: "ensemble_dali_inception"
 platform: "ensemble"
@@ -114,7 +116,9 @@ describe('invoke request errors', () => {
   it.each(cases.map(([what, spec, text, message]) => ({ what, spec, text, message })))('explains $what', async ({ spec, text, message }) => {
     const promise = buildInvokeRequest(spec, text ? config(text) : undefined, { cwd: dir });
     await expect(promise).rejects.toThrow(message);
-    await expect(promise).rejects.toMatchObject({ name: 'UsageError', exitCode: 2 });
+    const err = await promise.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MmeError);
+    expect(exitCodeOf((err as MmeError).code)).toBe(2);
   });
 
   it('refuses raw bytes for a float input', async () => {
@@ -200,5 +204,92 @@ describe('showing a response', () => {
     const json = inferenceResponseToJson(response) as { outputs: { data: unknown[] }[] };
     expect(json.outputs[1]!.data).toEqual(['shiba inu']);
     expect(json.outputs[2]!.data).toEqual(['4611686018427387904']);
+  });
+});
+
+describe('FP16 and BF16 in the default mode', () => {
+  const HALF = `name: "half"
+backend: "tensorrt"
+max_batch_size: 4
+input [ { name: "X" data_type: TYPE_FP16 dims: [ 2 ] } ]
+output [ { name: "Y" data_type: TYPE_BF16 dims: [ 2 ] }, { name: "N" data_type: TYPE_FP32 dims: [ 1 ] } ]
+`;
+  const FLOAT_IN_HALF_OUT = `name: "mixed"
+backend: "onnxruntime"
+input [ { name: "X" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "Y" data_type: TYPE_FP16 dims: [ 2 ] }, { name: "N" data_type: TYPE_FP32 dims: [ 1 ] } ]
+`;
+  const header = (encoded: { body: Buffer; contentType: string }) =>
+    JSON.parse(encoded.body.subarray(0, Number(/json-header-size=(\d+)/.exec(encoded.contentType)![1])).toString());
+
+  it('sends an FP16 input as binary+json and asks for binary outputs, without --binary', async () => {
+    const encoded = await buildInvokeRequest({ inputs: ['X=[1.5,-0]'] }, config(HALF));
+    expect(encoded.contentType).toMatch(/^application\/vnd\.sagemaker-triton\.binary\+json;json-header-size=\d+$/);
+    expect(header(encoded).parameters).toEqual({ binary_data_output: true });
+    const input = decodeInferenceRequest(encoded.body, encoded.contentType).inputs[0]!;
+    expect([input.datatype, input.shape]).toEqual(['FP16', [1, 2]]);
+    expect(input.data[0]).toBe(1.5);
+    expect(Object.is(input.data[1], -0)).toBe(true);
+  });
+
+  it('goes binary for an FP16 output the config declares, unless --output leaves it out', async () => {
+    expect((await buildInvokeRequest({ inputs: ['X=[1,2]'] }, config(FLOAT_IN_HALF_OUT))).contentType).toMatch(/binary\+json/);
+    const onlyN = await buildInvokeRequest({ inputs: ['X=[1,2]'], outputs: ['N'] }, config(FLOAT_IN_HALF_OUT));
+    expect(onlyN.contentType).toBe('application/json');
+  });
+
+  it('goes binary for --datatype BF16 without a config, and stays JSON for FP32', async () => {
+    expect((await buildInvokeRequest({ inputs: ['X=[1,2]'], datatype: 'bf16' })).contentType).toMatch(/binary\+json/);
+    expect((await buildInvokeRequest({ inputs: ['X=[1,2]'], datatype: 'FP32' })).contentType).toBe('application/json');
+  });
+
+  it('refuses --no-binary for an FP16 input or output before sending, quoting Triton', async () => {
+    const input = buildInvokeRequest({ inputs: ['X=[1,2]'], binary: false }, config(HALF));
+    await expect(input).rejects.toThrow(
+      "Input 'X' is FP16, which Triton refuses as JSON (\"receiving FP16 data via JSON is not supported. Please use the binary data format for input X\"). Drop --no-binary",
+    );
+    await expect(input).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(buildInvokeRequest({ inputs: ['X=[1,2]'], binary: false }, config(FLOAT_IN_HALF_OUT))).rejects.toThrow(
+      /Output 'Y' is FP16, which Triton refuses to send as JSON \("sending FP16 data via JSON is not supported\. Please use the binary data format for output"\)\. Drop --no-binary, or ask only for other outputs with --output/,
+    );
+    const onlyN = await buildInvokeRequest({ inputs: ['X=[1,2]'], outputs: ['N'], binary: false }, config(FLOAT_IN_HALF_OUT));
+    expect(onlyN.contentType).toBe('application/json');
+  });
+});
+
+describe('ragged nested arrays', () => {
+  const cases: [string, string][] = [
+    ['[[1,2],[3]]', "input 'X' is a ragged array: [1] is a row of 1 value but [0] is a row of 2 values."],
+    ['[[1,2],3]', "input 'X' is a ragged array: [1] is a single value but [0] is a row of 2 values."],
+    ['[[[1,2],[3,4]],[[5,6],[7]]]', "input 'X' is a ragged array: [1][1] is a row of 1 value but [1][0] is a row of 2 values."],
+    ['[[[1],[2]],[[3]]]', "input 'X' is a ragged array: [1] is a 1×1 array but [0] is a 2×1 array."],
+    ['[[1,2],[]]', "input 'X' is a ragged array: [1] is a row of 0 values but [0] is a row of 2 values."],
+  ];
+
+  it.each(cases)('refuses %s, naming the row', async (array, message) => {
+    const promise = buildInvokeRequest({ inputs: [`X=${array}`] });
+    await expect(promise).rejects.toThrow(`--input X: ${message} A tensor is rectangular`);
+    await expect(promise).rejects.toMatchObject({ code: 'BAD_SHAPE' });
+  });
+
+  it('names the file a ragged array came from', async () => {
+    writeFileSync(join(dir, 'rows.json'), '[[0.1, 0.2, 0.3], [0.4, 0.5]]');
+    await expect(buildInvokeRequest({ inputs: ['X=@rows.json'] }, undefined, { cwd: dir })).rejects.toThrow(
+      "rows.json: input 'X' is a ragged array: [1] is a row of 2 values but [0] is a row of 3 values.",
+    );
+  });
+
+  it('still takes rectangular nestings of any depth, and empty rows alike', async () => {
+    const { body } = await buildInvokeRequest({ inputs: ['X=[[[1],[2]],[[3],[4]]]', 'E=[[],[]]'] });
+    expect(body.toString()).toContain('{"name":"X","shape":[2,2,1],"datatype":"FP32","data":[1,2,3,4]}');
+    expect(body.toString()).toContain('{"name":"E","shape":[2,0],"datatype":"FP32","data":[]}');
+  });
+});
+
+describe('negative zero in a response', () => {
+  it('is shown as -0, and kept as "-0" in --json', () => {
+    const response = { outputs: [{ name: 'Z', datatype: 'FP32' as const, shape: [2], data: [-0, 0] }] };
+    expect(formatInferenceResponse(response)).toContain('values: [-0, 0]');
+    expect((inferenceResponseToJson(response) as { outputs: { data: unknown[] }[] }).outputs[0]!.data).toEqual(['-0', 0]);
   });
 });

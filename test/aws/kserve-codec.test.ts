@@ -11,7 +11,11 @@ import {
   encodeTensorData,
   float16Bits,
   float16Value,
+  jsonCarries,
+  parseJsonExact,
 } from '../../lib/aws/kserve-codec';
+import fc from 'fast-check';
+import { MmeError } from '../../lib/errors';
 
 const hex = (buffer: Uint8Array) => Buffer.from(buffer).toString('hex');
 
@@ -232,5 +236,80 @@ describe('response bodies', () => {
     expect(() => decodeInferenceResponse(Buffer.from('{"error":"Request for unknown model"}'), 'application/json')).toThrow(
       'The model returned an error: Request for unknown model',
     );
+  });
+});
+
+describe('FP16 and BF16 are never sent as JSON (Triton refuses them)', () => {
+  it('refuses an FP16 input in a JSON body with Triton\'s own words', () => {
+    const request = { inputs: [{ name: 'X', datatype: 'FP16' as const, shape: [1], data: [1] }] };
+    expect(() => encodeInferenceRequest(request, { binary: false })).toThrow(
+      'receiving FP16 data via JSON is not supported. Please use the binary data format for input X',
+    );
+    expect(() => encodeInferenceRequest(request, { binary: false })).toThrow(MmeError);
+    expect(hex(encodeInferenceRequest(request, { binary: true }).body.subarray(-2))).toBe('003c');
+  });
+
+  it('tells which datatypes JSON carries', () => {
+    expect(['FP16', 'BF16', 'FP32', 'INT64', 'BYTES'].map((d) => jsonCarries(d as KServeDatatype))).toEqual([false, false, true, true, true]);
+  });
+});
+
+describe('values plain JSON would lose', () => {
+  it('sends a negative zero as -0.0, which RapidJSON keeps negative (it reads -0 as the integer 0)', () => {
+    const { body, contentType } = encodeInferenceRequest(
+      { inputs: [{ name: 'X', datatype: 'FP32', shape: [3], data: [-0, 0, -1.5] }] },
+      { binary: false },
+    );
+    expect(body.toString()).toBe('{"inputs":[{"name":"X","shape":[3],"datatype":"FP32","data":[-0.0,0,-1.5]}]}');
+    expect(Object.is(decodeInferenceRequest(body, contentType).inputs[0]!.data[0], -0)).toBe(true);
+  });
+
+  it('decodes 64-bit integers beyond 2^53 in a JSON response exactly, and keeps -0.0 negative', () => {
+    const body = Buffer.from(
+      '{"model_name":"ids.tar.gz","outputs":[' +
+        '{"name":"ID","datatype":"INT64","shape":[3],"data":[9007199254740993,-9223372036854775808,5]},' +
+        '{"name":"U","datatype":"UINT64","shape":[1],"data":[18446744073709551615]},' +
+        '{"name":"S","datatype":"BYTES","shape":[1],"data":["12345678901234567890"]},' +
+        '{"name":"F","datatype":"FP64","shape":[3],"data":[1.1234567890123456789,12345678901234567890.0,-0.0]}]}',
+    );
+    const [id, u, s, f] = decodeInferenceResponse(body, 'application/json').outputs;
+    expect(id!.data).toEqual([9007199254740993n, -9223372036854775808n, 5n]);
+    expect(u!.data).toEqual([18446744073709551615n]);
+    expect(Buffer.from(s!.data[0] as Uint8Array).toString()).toBe('12345678901234567890');
+    expect(f!.data.slice(0, 2)).toEqual([1.1234567890123457, 12345678901234567000]);
+    expect(Object.is(f!.data[2], -0)).toBe(true);
+  });
+
+  it('parses JSON exactly as JSON.parse does, except integers beyond 2^53 become their digits', () => {
+    const lossless = (value: unknown): unknown => {
+      if (typeof value === 'number') {
+        if (Object.is(value, -0)) return 0;
+        return Number.isInteger(value) && !Number.isSafeInteger(value) && !/e/.test(String(value)) ? String(value) : value;
+      }
+      if (Array.isArray(value)) return value.map(lossless);
+      if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lossless(v)]));
+      return value;
+    };
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(parseJsonExact(JSON.stringify(value))).toEqual(lossless(value));
+      }),
+      { numRuns: 300 },
+    );
+    expect(parseJsonExact('{"a\\"1234567890123456789":"x\\"12345678901234567890","b":[12345678901234567890]}')).toEqual({
+      'a"1234567890123456789': 'x"12345678901234567890',
+      b: ['12345678901234567890'],
+    });
+  });
+});
+
+describe('BF16 rounding', () => {
+  it('rounds to nearest (ties to even) where tritonclient truncates the float32', () => {
+    const value = 1 + 0.75 * 2 ** -7; // three quarters of the way from 1 (0x3f80) to the next BF16 (0x3f81)
+    const float32 = Buffer.alloc(4);
+    float32.writeFloatLE(value);
+    expect(float32.readUInt16LE(2)).toBe(0x3f80); // tritonclient: struct.pack("<f", v)[2:4]
+    expect(bfloat16Bits(value)).toBe(0x3f81);
+    expect(hex(encodeTensorData('BF16', [value]))).toBe('813f');
   });
 });

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 
-it('does not load @aws-sdk, cli-progress or zod for --help of push, list, remove, invoke and status', () => {
+it('does not load @aws-sdk, cli-progress or zod for --help of push, list, remove, invoke, status and logs', () => {
   const script = `
     const { main } = require('./lib/cli/program');
     const io = { stdout() {}, stderr() {}, isTTY: false, env: process.env, cwd: process.cwd() };
     (async () => {
-      for (const command of ['push', 'list', 'remove', 'invoke', 'status']) await main([command, '--help'], io);
+      for (const command of ['push', 'list', 'remove', 'invoke', 'status', 'logs']) await main([command, '--help'], io);
       await main(['--help'], io);
       const loaded = Object.keys(require.cache).filter((p) => /node_modules\\/(@aws-sdk|cli-progress|zod)\\//.test(p));
       process.stdout.write(JSON.stringify(loaded));

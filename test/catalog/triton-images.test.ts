@@ -7,8 +7,6 @@ import {
   tritonImageRegions,
   tritonImageRegistry,
   tritonImageUri,
-  tritonMinimumComputeCapability,
-  tritonSupportsComputeCapability,
   tritonVersionRegions,
   tritonVersionsIn,
   unreadServeVariables,
@@ -92,19 +90,6 @@ describe('SageMaker Triton images by version (sagemaker-tritonserver.json)', () 
     expect(() => tritonImageUri('me-central-1', '24.09')).toThrow(/not listed for region 'me-central-1'.*Versions listed in me-central-1: 25.04, 25.09, 26.05/);
     expect(tritonImageUri('me-central-1', '25.04')).toBe('914824155844.dkr.ecr.me-central-1.amazonaws.com/sagemaker-tritonserver:25.04-py3');
     expect(tritonImageUri('us-east-1', '24.07')).toBe('763104351884.dkr.ecr.us-east-1.amazonaws.com/sagemaker-tritonserver:24.07-py3');
-  });
-});
-
-describe('GPU floor by release (NVIDIA release notes)', () => {
-  it('is compute capability 6.0 before 25.08 and 7.5 from 25.08 (CUDA 13)', () => {
-    expect(tritonMinimumComputeCapability('24.09')).toBe('6.0');
-    expect(tritonMinimumComputeCapability('25.07')).toBe('6.0');
-    expect(tritonMinimumComputeCapability('25.08')).toBe('7.5');
-    expect(tritonSupportsComputeCapability('24.09', '3.7')).toBe(false);
-    expect(tritonSupportsComputeCapability('24.09', '7.0')).toBe(true);
-    expect(tritonSupportsComputeCapability('26.05', '7.0')).toBe(false);
-    expect(tritonSupportsComputeCapability('26.05', '7.5')).toBe(true);
-    expect(tritonSupportsComputeCapability('26.05', '10.0')).toBe(true);
   });
 });
 

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -96,5 +98,49 @@ describe('TritonImage.fromEcrRepository', () => {
     const { stack, endpoint } = endpointWith(TritonImage.fromEcrRepositoryName('team/triton'));
     expect(JSON.stringify(imageOf(stack))).toContain('/team/triton:latest');
     expect(endpoint.tritonVersion).toBeUndefined();
+  });
+});
+
+describe('TritonImage.fromAsset build args', () => {
+  const TRITON_IMAGE = join(__dirname, '..', '..', 'triton-image');
+
+  it('checks drivers against buildArgs.TRITON_VERSION, not the Dockerfile default', () => {
+    const { stack, endpoint } = endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { TRITON_VERSION: '25.04', BASE_DIGEST: '' } }));
+    expect(endpoint.tritonVersion).toBe('25.04');
+    Annotations.fromStack(stack).hasWarning('/S/Mme', Match.stringLikeRegexp('^Triton 25.04 is newer than 24.09'));
+  });
+
+  it('takes the release from the tag of buildArgs.BASE_IMAGE', () => {
+    const image = TritonImage.fromAsset(TRITON_IMAGE, {
+      buildArgs: { BASE_IMAGE: '763104351884.dkr.ecr.us-east-1.amazonaws.com/sagemaker-tritonserver:24.08-py3' },
+    });
+    expect(endpointWith(image).endpoint.tritonVersion).toBe('24.08');
+    const digested = TritonImage.fromAsset(TRITON_IMAGE, {
+      buildArgs: { BASE_IMAGE: `nvcr.io/nvidia/tritonserver:24.05-py3@sha256:${'a'.repeat(64)}`, TRITON_VERSION: '24.05' },
+    });
+    expect(endpointWith(digested).endpoint.tritonVersion).toBe('24.05');
+  });
+
+  it('fails synth when the build args name two releases, or a release that is not YY.MM', () => {
+    expect(() =>
+      endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { BASE_IMAGE: 'nvcr.io/nvidia/tritonserver:24.08-py3', TRITON_VERSION: '24.09' } })),
+    ).toThrow(/BASE_IMAGE is Triton 24.08 but buildArgs.TRITON_VERSION is 24.09/);
+    expect(() => endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { TRITON_VERSION: 'latest' } }))).toThrow(
+      /buildArgs.TRITON_VERSION 'latest' is not of the form YY.MM/,
+    );
+  });
+
+  it('fails synth when another release is asked of a Dockerfile whose default base is pinned by digest', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pinned-image-'));
+    try {
+      writeFileSync(
+        join(dir, 'Dockerfile'),
+        `ARG TRITON_VERSION=24.09\nARG BASE_DIGEST=sha256:${'b'.repeat(64)}\nFROM nvcr.io/nvidia/tritonserver:\${TRITON_VERSION}-py3@\${BASE_DIGEST}\n`,
+      );
+      expect(() => endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08' } }))).toThrow(/also set buildArgs.BASE_DIGEST/);
+      expect(endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08', BASE_DIGEST: '' } })).endpoint.tritonVersion).toBe('24.08');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

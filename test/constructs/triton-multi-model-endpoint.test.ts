@@ -445,13 +445,13 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
         environment: {
           threadCount: 0,
           logVerbose: -1,
-          pythonShmDefaultSize: Size.mebibytes(1),
+          pythonShmDefaultSize: Size.kibibytes(1023),
           modelLoadGpuLimit: 1.5,
           metricsPort: 70000,
         },
       }),
     ).toThrow(
-      /threadCount must be a positive integer[\s\S]*logVerbose must be an integer of 0 or more[\s\S]*at least 4 MiB[\s\S]*0 < f ≤ 1, got 1.5[\s\S]*metricsPort must be a TCP port/,
+      /threadCount must be a positive integer[\s\S]*logVerbose must be an integer of 0 or more[\s\S]*at least 1 MiB[\s\S]*0 < f ≤ 1, got 1.5[\s\S]*metricsPort must be a TCP port/,
     );
   });
 

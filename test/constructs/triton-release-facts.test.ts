@@ -23,11 +23,11 @@ describe('facts by Triton release', () => {
     );
   });
 
-  it('runs p3 (V100, 7.0) on 24.09 but refuses it on 25.09, whose CUDA 13 needs 7.5', () => {
+  it('runs p3 (V100, 7.0) on 24.09 but refuses it on 25.09 (releases from 25.01 need 7.5)', () => {
     expect(() => synth({ instanceType: InstanceType.P3_2XLARGE })).not.toThrow();
     expect(() =>
       synth({ instanceType: InstanceType.P3_2XLARGE, image: TritonImage.fromSageMakerDlc('25.09'), inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_3_1 }),
-    ).toThrow(/Triton 25.09 supports compute capability 7.5 and later .* or a Triton release before 25.08/);
+    ).toThrow(/Triton 25.09 supports compute capability 7.5 and later .* or a Triton release before 25.01/);
   });
 
   it('refuses inferenceType generate on an image whose serve does not read it (before 25.03)', () => {

@@ -2,7 +2,7 @@
 // as Triton's SageMaker front-end would, so each test checks paths, headers, bodies and the files left on disk.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -401,12 +401,15 @@ describe('mme-deploy local invoke', () => {
   });
 
   it('refuses to guess the served model of an ambiguous archive unless --shape/--datatype say it all', async () => {
-    container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const archive = makeArchive('two.tar.gz', { 'a/config.pbtxt': CLASSIFIER_CONFIG, 'a/1/': '', 'b/config.pbtxt': CLASSIFIER_CONFIG, 'b/1/': '' });
-    await runLocalLoad(archive, base(), captureIo(work));
+    // `local load` refuses such an archive now; a copy staged by hand (or by an older version) can still be there.
     const hash = modelHash('two.tar.gz');
+    const staged = join(work, 'models', hash);
+    for (const dir of ['a', 'b']) {
+      mkdirSync(join(staged, 'model', dir, '1'), { recursive: true });
+      writeFileSync(join(staged, 'model', dir, 'config.pbtxt'), CLASSIFIER_CONFIG);
+    }
+    writeFileSync(join(staged, STAGE_RECORD), JSON.stringify({ targetModel: 'two.tar.gz', archive: 'two.tar.gz' }));
     container.on('POST', `/models/${hash}/invoke`, json(200, { outputs: [] }));
-    container.requests.length = 0;
 
     const guess = captureIo(work);
     expect(await runLocalInvoke('two.tar.gz', base({ text: ['text=x'] }), guess)).toBe(1);
@@ -478,5 +481,185 @@ describe('mme-deploy local list', () => {
     expect(text.out()).toMatch(/a\.tar\.gz\s+[0-9a-f]{32}\s+loaded\n/);
     expect(text.out()).toMatch(/b\.tar\.gz\s+[0-9a-f]{32}\s+extracted, not loaded\n/);
     expect(text.out()).toContain('1 entry of GET /models came back as {}');
+  });
+});
+
+describe('mme-deploy local load applies the MME archive rules to what it extracted', () => {
+  it('refuses an archive whose loaded model SageMaker would pick by readdir order, sending and installing nothing', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = makeArchive('two.tar.gz', { 'a/config.pbtxt': CLASSIFIER_CONFIG, 'a/1/': '', 'b/config.pbtxt': CLASSIFIER_CONFIG, 'b/1/': '' });
+    const io = captureIo(work);
+    expect(await runLocalLoad(archive, base(), io)).toBe(1);
+    expect(io.err()).toMatch(/two\.tar\.gz: \.: error \[mme-no-ensemble\] The archive holds 2 model directories \(a, b\) and no ensemble/);
+    expect(io.err()).toContain('refused to load');
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
+    expect(readdirSync(join(work, 'models'))).toEqual([]);
+  });
+
+  it('keeps the earlier copy when a new archive of the same TargetModel is refused', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    expect(await runLocalLoad(sentimentArchive('s.tar.gz'), base(), captureIo(work))).toBe(0);
+    const stray = makeArchive('s.tar.gz', { 'only/config.pbtxt': CLASSIFIER_CONFIG, 'only/1/': '', '__MACOSX/x': '' });
+    const io = captureIo(work);
+    expect(await runLocalLoad(stray, base(), io)).toBe(1);
+    expect(io.err()).toContain('[stray-directory]');
+    expect(readdirSync(join(work, 'models', modelHash('s.tar.gz'), 'model')).sort()).toEqual(['classifier', 'ensemble']);
+  });
+
+  it('prints warnings and loads when the rules find nothing worse', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = makeArchive('unused.tar.gz', {
+      'ensemble/config.pbtxt': ENSEMBLE_CONFIG,
+      'ensemble/1/': '',
+      'classifier/config.pbtxt': CLASSIFIER_CONFIG,
+      'classifier/1/model.py': '',
+      'spare/config.pbtxt': CLASSIFIER_CONFIG.replace('classifier', 'spare'),
+      'spare/1/': '',
+    });
+    const io = captureIo(work);
+    expect(await runLocalLoad(archive, base(), io)).toBe(0);
+    expect(io.err()).toContain("warning [mme-unused-model] 'spare' is not a step of ensemble 'ensemble'");
+  });
+
+  it('extracts links that stay inside the archive, as a conda environment holds them', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const source = mkdtempSync(join(work, 'env-'));
+    mkdirSync(join(source, 'ensemble', '1'), { recursive: true });
+    writeFileSync(join(source, 'ensemble', 'config.pbtxt'), ENSEMBLE_CONFIG);
+    mkdirSync(join(source, 'classifier', '1'), { recursive: true });
+    writeFileSync(join(source, 'classifier', 'config.pbtxt'), CLASSIFIER_CONFIG);
+    mkdirSync(join(source, 'classifier', 'env', 'bin'), { recursive: true });
+    writeFileSync(join(source, 'classifier', 'env', 'bin', 'python3.10'), 'interpreter');
+    symlinkSync('python3.10', join(source, 'classifier', 'env', 'bin', 'python'));
+    symlinkSync('env/bin', join(source, 'classifier', 'tools'));
+    linkSync(join(source, 'classifier', 'env', 'bin', 'python3.10'), join(source, 'classifier', 'env', 'bin', 'python3'));
+    const archive = join(work, 'conda.tar.gz');
+    expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
+
+    expect(await runLocalLoad(archive, base(), captureIo(work))).toBe(0);
+    const env = join(work, 'models', modelHash('conda.tar.gz'), 'model', 'classifier');
+    expect(readlinkSync(join(env, 'env', 'bin', 'python'))).toBe('python3.10');
+    expect(readFileSync(join(env, 'tools', 'python'), 'utf8')).toBe('interpreter');
+    expect(readFileSync(join(env, 'env', 'bin', 'python3'), 'utf8')).toBe('interpreter');
+  });
+
+  it.each([
+    ['an absolute target', '/etc/passwd', /points to the absolute path "\/etc\/passwd"/],
+    ['a target above the archive', '../../../../etc', /points to "..\/..\/..\/..\/etc", outside the archive/],
+  ])('refuses a link with %s and installs nothing', async (_title, target, message) => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const source = mkdtempSync(join(work, 'bad-'));
+    mkdirSync(join(source, 'only', '1'), { recursive: true });
+    writeFileSync(join(source, 'only', 'config.pbtxt'), CLASSIFIER_CONFIG);
+    symlinkSync(target, join(source, 'only', 'escape'));
+    const archive = join(work, 'bad.tar.gz');
+    expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
+    const io = captureIo(work);
+    expect(await runLocalLoad(archive, base(), io)).toBe(1);
+    expect(io.err()).toMatch(message);
+    expect(readdirSync(join(work, 'models'))).toEqual([]);
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
+  });
+});
+
+describe('mme-deploy local load compares this machine with the target instance', () => {
+  const TRT_CONFIG = 'name: "resnet"\nplatform: "tensorrt_plan"\nmax_batch_size: 8\n';
+
+  /** A PATH holding stub nvidia-smi and docker executables, as the real ones answer. */
+  function stubTools(gpuLine: string | undefined, inspect?: Record<string, unknown>): NodeJS.ProcessEnv {
+    const bin = mkdtempSync(join(work, 'bin-'));
+    const bash = spawnSync('bash', ['-c', 'command -v bash'], { encoding: 'utf8' }).stdout.trim();
+    const write = (name: string, body: string) => {
+      writeFileSync(join(bin, name), `#!${bash}\n${body}\n`);
+      chmodSync(join(bin, name), 0o755);
+    };
+    if (gpuLine !== undefined) {
+      write('nvidia-smi', `[[ "$1" == --query-gpu=name,driver_version,memory.total,compute_cap ]] || exit 9\nprintf '%s\\n' '${gpuLine}'`);
+    }
+    if (inspect) {
+      const port = new URL(container.url).port;
+      write(
+        'docker',
+        [
+          `if [[ "$*" == "ps --filter publish=${port} --format {{.ID}}" ]]; then echo 4f2a9c1d0e3b; exit 0; fi`,
+          // printf, a bash builtin: the stubs' PATH holds nothing else.
+          `if [[ "$*" == "inspect 4f2a9c1d0e3b" ]]; then printf '%s\\n' '${JSON.stringify([inspect])}'; exit 0; fi`,
+          'exit 1',
+        ].join('\n'),
+      );
+    }
+    return { PATH: bin };
+  }
+
+  function withEnv(io: CapturedIo, env: NodeJS.ProcessEnv): CapturedIo {
+    return { ...io, env };
+  }
+
+  it('warns that a TensorRT plan built on this GPU cannot run on the target\'s, naming both and the image\'s TensorRT', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = makeArchive('resnet.tar.gz', { 'resnet/config.pbtxt': TRT_CONFIG, 'resnet/1/model.plan': 'engine' });
+    const io = withEnv(captureIo(work), stubTools('NVIDIA A10G, 550.54.15, 24576, 8.6'));
+    expect(await runLocalLoad(archive, base(), io)).toBe(0);
+    expect(io.err()).toMatch(
+      /warning \[tensorrt-plan-gpu\] This machine's NVIDIA A10G has compute capability 8\.6, the target ml\.g4dn\.xlarge \(NVIDIA T4, compute capability 7\.5\)[\s\S]*'resnet'[\s\S]*TensorRT 10\.4\.0\.26 \(Triton 24\.09's\)/,
+    );
+    expect(io.err()).toContain('warning [gpu-memory-larger]');
+    expect(container.requests.some((r) => r.method === 'POST')).toBe(true);
+  });
+
+  it('says nothing about plans when the GPUs match, and notes that the target needs forward compatibility', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = makeArchive('resnet.tar.gz', { 'resnet/config.pbtxt': TRT_CONFIG, 'resnet/1/model.plan': 'engine' });
+    const io = withEnv(captureIo(work), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
+    expect(await runLocalLoad(archive, base(), io)).toBe(0);
+    expect(io.err()).not.toContain('tensorrt-plan-gpu');
+    expect(io.err()).not.toContain('gpu-memory-larger');
+    expect(io.err()).toMatch(/note \[target-forward-compatibility\] Driver 560\.35\.03 runs Triton 24\.09's CUDA 12\.6\.1 natively here[\s\S]*driver 470/);
+  });
+
+  it('warns when the target driver cannot run the container\'s Triton release', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = withEnv(captureIo(work), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
+    expect(await runLocalLoad(sentimentArchive(), base({ inferenceAmiVersion: 'al2-ami-sagemaker-inference-gpu-3-1' }), io)).toBe(0);
+    expect(io.err()).toMatch(/warning \[target-driver\] Triton 24\.09 \(CUDA 12\.6\.1\) needs driver 560\.35\.03[\s\S]*driver 550 \(al2-ami-sagemaker-inference-gpu-3-1\)/);
+  });
+
+  it('warns when the local container has a larger /dev/shm than an endpoint gets, and uses its Triton release', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const env = stubTools('Tesla T4, 560.35.03, 15360, 7.5', {
+      Id: '4f2a9c1d0e3b5a',
+      HostConfig: { ShmSize: 1073741824, IpcMode: 'private' },
+      Config: { Env: ['PATH=/usr/bin', 'NVIDIA_TRITON_SERVER_VERSION=24.12'] },
+    });
+    const io = withEnv(captureIo(work), env);
+    expect(await runLocalLoad(sentimentArchive(), base({ json: true }), io)).toBe(0);
+    const printed = JSON.parse(io.out());
+    expect(printed.target).toEqual({ instanceType: 'ml.g4dn.xlarge', tritonVersion: '24.12', driverBranch: 470 });
+    const shm = printed.findings.find((f: { code: string }) => f.code === 'shm-larger');
+    expect(shm.message).toMatch(/container 4f2a9c1d0e3b has a 1024 MiB \/dev\/shm; a SageMaker endpoint gives 64 MiB/);
+    expect(io.err()).toBe('');
+  });
+
+  it('warns that --ipc=host shares the host\'s /dev/shm', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const env = stubTools('Tesla T4, 560.35.03, 15360, 7.5', { Id: 'abc', HostConfig: { ShmSize: 67108864, IpcMode: 'host' }, Config: { Env: [] } });
+    const io = withEnv(captureIo(work), env);
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(0);
+    expect(io.err()).toContain("warning [shm-ipc-host] The local container abc shares the host's /dev/shm (--ipc=host)");
+  });
+
+  it('notes that the GPU was not compared when nvidia-smi is missing, and still loads', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = withEnv(captureIo(work), stubTools(undefined));
+    expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(0);
+    expect(io.err()).toContain('note [local-gpu-unknown]');
+  });
+
+  it('exits 2 on an unknown --instance-type before sending anything', async () => {
+    container.nothingLoaded();
+    const io = captureIo(work);
+    expect(await runLocalLoad(sentimentArchive(), base({ instanceType: 'ml.m5.xlarge' }), io)).toBe(2);
+    expect(io.err()).toContain('--instance-type ml.m5.xlarge: not a GPU instance type');
+    expect(container.requests).toEqual([]);
   });
 });

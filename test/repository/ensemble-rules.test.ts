@@ -1,8 +1,8 @@
-import { parseModelConfig } from '../../lib/config/parse';
 import { checkEnsembleStatic } from '../../lib/repository/ensemble-rules';
 import type { Diagnostic } from '../../lib/diagnostics';
 import type { LoadedModel } from '../../lib/repository/model';
 import { loadFixture } from './ensemble-fixtures';
+import { modelFromText } from './model-rules/model-from-text';
 
 /** The static diagnostics of the ensemble `model` in fixture `ensemble-<fixture>`. */
 function staticDiagnostics(fixture: string, model = 'ens'): Diagnostic[] {
@@ -11,22 +11,9 @@ function staticDiagnostics(fixture: string, model = 'ens'): Diagnostic[] {
 
 /** An ensemble model straight from config text, for shapes no fixture needs to hold. */
 function ensembleFromText(text: string): LoadedModel {
-  const { config, positions, diagnostics } = parseModelConfig(text, { file: 'e/config.pbtxt', model: 'e' });
+  const { model, diagnostics } = modelFromText(text, { '1/': null }, { name: 'e' });
   expect(diagnostics).toEqual([]);
-  return {
-    name: 'e',
-    dir: '/nowhere/e',
-    relDir: 'e',
-    configFile: 'e/config.pbtxt',
-    hasConfig: true,
-    config,
-    positions,
-    parsed: true,
-    versionDirs: [{ dirName: '1', version: 1 }],
-    versions: [1],
-    platform: 'ensemble',
-    entryNames: ['1', 'config.pbtxt'],
-  };
+  return model;
 }
 
 function codes(diagnostics: readonly Diagnostic[]): string[] {
@@ -78,6 +65,12 @@ describe('static ensemble rules (10.1–10.12)', () => {
     );
     expect(diagnostics[0]!.message).toContain("step 1 (model 'net') already writes 'SCORES'");
     expect(diagnostics[0]!.line).toBe(63);
+  });
+
+  it('shows an ensemble fault with the caret excerpt of its line, like every other fault', () => {
+    const [fault] = staticDiagnostics('tensor-written-twice');
+    expect(fault).toMatchObject({ line: 63, column: 18 });
+    expect(fault!.excerpt).toBe(`      output_map {\n${' '.repeat(17)}^`);
   });
 
   it('rejects two outputs of one step mapped into one tensor (10.24 needs no composing config)', () => {

@@ -145,6 +145,7 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
       const report = await validateRepository(root, { mme: true, targetModel: 'm.tar.gz' });
       expect(report.diagnostics.map((d) => d.code)).toEqual(['mme-execution-env-activate']);
       expect(report.diagnostics[0]!.message).toContain("The Python environment should contain an 'activate' script");
+      expect(report.diagnostics[0]!.excerpt).toMatch(/key: "EXECUTION_ENV_PATH".*\n +\^$/);
     });
 
     it('rejects a missing env, a path outside $$TRITON_MODEL_DIRECTORY and a file that is no tar.gz', async () => {

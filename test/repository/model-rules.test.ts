@@ -176,202 +176,25 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
   });
 });
 
-describe('max_batch_size, inputs and outputs (§3, §4)', () => {
-  it('rejects a negative max_batch_size', async () => {
-    await expectFault(onnx('', {}, 'backend: "onnxruntime" max_batch_size: -1'), 'negative-max-batch-size');
-  });
-
-  it.each([
-    ['a nameless input', 'input [ { data_type: TYPE_FP32 dims: [ 1 ] } ]', 'input-missing-name'],
-    ['an input without data_type', 'input [ { name: "A" dims: [ 1 ] } ]', 'input-missing-data-type'],
-    ['an output with TYPE_INVALID', 'output [ { name: "B" data_type: TYPE_INVALID dims: [ 1 ] } ]', 'output-missing-data-type'],
-    ['an input without dims', 'input [ { name: "A" data_type: TYPE_FP32 } ]', 'input-missing-dims'],
-    ['a zero dimension', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 0 ] } ]', 'invalid-dims'],
-    ['a dimension of -2', 'output [ { name: "B" data_type: TYPE_FP32 dims: [ -2 ] } ]', 'invalid-dims'],
-    ['a bad reshape dimension', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] reshape { shape: [ 0, 4 ] } } ]', 'invalid-reshape'],
-    ['dims and reshape of different size', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] reshape { shape: [ 2, 3 ] } } ]', 'reshape-mismatch'],
-    ['different variable-size segments', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ -1, 4 ] reshape { shape: [ -1, 2, -1 ] } } ]', 'reshape-mismatch'],
-    ['variable dims with a fixed reshape', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ -1 ] reshape { shape: [ 4 ] } } ]', 'reshape-mismatch'],
-    ['an element count over int64', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 9223372036854775807, 2 ] } ]', 'element-count-overflow'],
-    ['NHWC with 2 dims', 'input [ { name: "A" data_type: TYPE_FP32 format: FORMAT_NHWC dims: [ 3, 4 ] } ]', 'format-dims'],
-    ['a shape tensor on ONNX', 'input [ { name: "A" data_type: TYPE_INT32 dims: [ 2 ] is_shape_tensor: true } ]', 'shape-tensor-platform'],
-    ['non-linear IO on ONNX', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 3, 4, 4 ] is_non_linear_format_io: true } ]', 'non-linear-io-platform'],
-    ['two inputs with one name', 'input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 1 ] } ]', 'duplicate-input'],
-  ])('rejects %s', async (_case, extra, code) => {
-    await expectFault(onnx(extra), code);
-  });
-
-  it.each([
-    ['a scalar as dims [1] with an empty reshape', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] reshape { shape: [ ] } } ]'],
-    ['matching variable-size segments', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 2, 4, -1, 6 ] reshape { shape: [ 8, -1, 1, 6 ] } } ]'],
-    ['NCHW with 3 dims', 'input [ { name: "A" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ 3, 224, 224 ] } ]'],
-    ['a variable-size dimension', 'output [ { name: "B" data_type: TYPE_STRING dims: [ -1 ] } ]'],
-  ])('accepts %s', async (_case, extra) => {
-    await expectClean(onnx(extra));
-  });
-
-  it('rejects an empty reshape on a non-batching model', async () => {
-    await expectFault(onnx('input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] reshape { shape: [ ] } } ]', {}, 'backend: "onnxruntime"'), 'empty-reshape');
-  });
-
-  it('allows shape tensors and non-linear IO on TensorRT, and rejects TYPE_STRING there', async () => {
-    const trt = (io: string) => ({ 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 8 ${io}`, 'm/1/model.plan': 'x' });
-    await expectClean(trt('input [ { name: "A" data_type: TYPE_INT32 dims: [ 2 ] is_shape_tensor: true } ] output [ { name: "B" data_type: TYPE_FP32 dims: [ 3, 4, 4 ] is_non_linear_format_io: true } ]'));
-    await expectFault(trt('input [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] is_non_linear_format_io: true } ] output [ { name: "B" data_type: TYPE_FP32 dims: [ 1 ] } ]'), 'non-linear-io-dims');
-    await expectFault(trt('input [ { name: "A" data_type: TYPE_STRING dims: [ 1 ] } ] output [ { name: "B" data_type: TYPE_FP32 dims: [ 1 ] } ]'), 'tensorrt-string');
-  });
-
-  it('warns, not errors, when a backend that auto-completes has no inputs; errors for PyTorch', async () => {
-    await expectFault({ 'm/config.pbtxt': 'backend: "onnxruntime"', 'm/1/model.onnx': 'x' }, 'missing-inputs', 'warning');
-    await expectFault({ 'm/config.pbtxt': 'platform: "pytorch_libtorch"', 'm/1/model.pt': 'x' }, 'missing-inputs', 'error');
-  });
-});
-
-describe('batch inputs and outputs (§5)', () => {
-  it.each([
-    ['two source inputs', 'batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "n" data_type: TYPE_INT32 source_input: [ "INPUT", "INPUT" ] } ]', 'batch-input-sources'],
-    ['an FP16 batch input', 'batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "n" data_type: TYPE_FP16 source_input: "INPUT" } ]', 'batch-input-data-type'],
-    ['an unknown source input', 'batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "n" data_type: TYPE_INT32 source_input: "NOPE" } ]', 'batch-input-unknown-source'],
-    ['a batch output without source', 'batch_output [ { target_name: "OUTPUT" } ]', 'batch-output-sources'],
-    ['an unknown target output', 'batch_output [ { target_name: "NOPE" source_input: "INPUT" } ]', 'batch-output-unknown-target'],
-    ['a target output given twice', 'batch_output [ { target_name: "OUTPUT" source_input: "INPUT" }, { target_name: "OUTPUT" source_input: "INPUT" } ]', 'batch-output-duplicate-target'],
-  ])('rejects %s', async (_case, extra, code) => {
-    await expectFault(onnx(extra), code);
-  });
-
-  it('accepts well-formed batch inputs and outputs', async () => {
-    await expectClean(onnx('batch_input [ { kind: BATCH_ACCUMULATED_ELEMENT_COUNT target_name: "n" data_type: TYPE_FP32 source_input: "INPUT" } ] batch_output [ { target_name: "OUTPUT" source_input: "INPUT" } ]'));
-  });
-});
-
-describe('scheduling (§6, §7, §8)', () => {
-  it('rejects the response cache on a decoupled model and on a sequence-batched model', async () => {
-    await expectFault(onnx('model_transaction_policy { decoupled: true } response_cache { enable: true }'), 'decoupled-response-cache');
-    await expectFault(onnx('sequence_batching { } response_cache { enable: true }'), 'sequence-response-cache');
-  });
-
-  it.each([
-    ['a zero preferred batch size', 'dynamic_batching { preferred_batch_size: [ 0 ] }', 'preferred-batch-size-not-positive'],
-    ['a preferred size above max_batch_size', 'dynamic_batching { preferred_batch_size: [ 4, 16 ] }', 'preferred-batch-size-too-large'],
-    ['a default priority outside the levels', 'dynamic_batching { priority_levels: 2 default_priority_level: 3 }', 'default-priority-level-range'],
-    ['a queue policy for an unknown level', 'dynamic_batching { priority_levels: 2 default_priority_level: 1 priority_queue_policy { key: 5 value { } } }', 'priority-queue-policy-range'],
-    ['preserve_ordering with priorities', 'dynamic_batching { preserve_ordering: true priority_levels: 2 default_priority_level: 1 }', 'preserve-ordering-priorities'],
-    ['preserve_ordering with DELAY', 'dynamic_batching { preserve_ordering: true default_queue_policy { timeout_action: DELAY default_timeout_microseconds: 100 } }', 'preserve-ordering-delay'],
-  ])('rejects %s', async (_case, extra, code) => {
-    await expectFault(onnx(extra), code);
-  });
-
-  it('accepts valid dynamic batching, and dynamic batching without batching (queueing only)', async () => {
-    await expectClean(onnx('dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 priority_levels: 2 default_priority_level: 1 priority_queue_policy { key: 2 value { max_queue_size: 3 } } }'));
-    await expectClean(onnx('dynamic_batching { }', {}, 'backend: "onnxruntime"'));
-  });
-
-  const control = (body: string) => `sequence_batching { control_input [ ${body} ] }`;
-  it.each([
-    ['a nameless control tensor', control('{ control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] }'), 'sequence-control-name'],
-    ['one control tensor for two kinds', control('{ name: "S" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] }, { name: "S" control [ { kind: CONTROL_SEQUENCE_END int32_false_true: [ 0, 1 ] } ] }'), 'sequence-control-duplicate'],
-    ['two START tensors', control('{ name: "A" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] }, { name: "B" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] }'), 'sequence-control-kind-duplicate'],
-    ['START without values', control('{ name: "A" control [ { kind: CONTROL_SEQUENCE_START } ] }'), 'sequence-control-list-missing'],
-    ['START with two value lists', control('{ name: "A" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] bool_false_true: [ false, true ] } ] }'), 'sequence-control-list-multiple'],
-    ['START with three values', control('{ name: "A" control [ { kind: CONTROL_SEQUENCE_START fp32_false_true: [ 0, 1, 2 ] } ] }'), 'sequence-control-list-length'],
-    ['CORRID with values', control('{ name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 int32_false_true: [ 0, 1 ] } ] }'), 'sequence-corrid-list'],
-    ['CORRID of FP32', control('{ name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_FP32 } ] }'), 'sequence-corrid-data-type'],
-    ['oldest preferred size above max_batch_size', 'sequence_batching { oldest { preferred_batch_size: [ 32 ] } }', 'sequence-preferred-batch-size'],
-    ['slot utilization above 1', 'sequence_batching { direct { minimum_slot_utilization: 1.5 } }', 'sequence-slot-utilization'],
-    ['two initial states', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] zero_data: true }, { name: "b" data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } ] } ] }', 'initial-state-count'],
-    ['an initial state of another type', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_INT32 dims: [ 2 ] zero_data: true } ] } ] }', 'initial-state-data-type'],
-    ['a nameless initial state', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } ] } ] }', 'initial-state-name'],
-    ['initial state dims of another rank', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2, 1 ] zero_data: true } ] } ] }', 'initial-state-dims'],
-    ['variable initial state dims', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ -1 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ -1 ] zero_data: true } ] } ] }', 'initial-state-variable-dims'],
-    ['initial state dims that differ', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 3 ] zero_data: true } ] } ] }', 'initial-state-dim-mismatch'],
-    ['an initial state without data', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] } ] } ] }', 'initial-state-data'],
-    ['a missing initial state file', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }', 'initial-state-file-missing'],
-    ['a state input name given twice', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } ] }, { input_name: "i" output_name: "p" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "b" data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } ] } ] }', 'state-duplicate-input'],
-    ['growable memory without a single buffer', 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] use_growable_memory: true } ] } instance_group [ { kind: KIND_GPU } ]', 'state-growable-memory'],
-  ])('rejects %s', async (_case, extra, code) => {
-    await expectFault(onnx(extra), code);
-  });
-
-  it('checks the size of an initial state data file', async () => {
-    const state = 'sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }';
-    await expectFault(onnx(state, { 'm/initial_state/s.bin': Buffer.alloc(4) }), 'initial-state-file-short');
-    await expectClean(onnx(state, { 'm/initial_state/s.bin': Buffer.alloc(8) }));
-  });
-
-  it('accepts a complete sequence batcher', async () => {
-    await expectClean(onnx(`sequence_batching { max_sequence_idle_microseconds: 5000000 oldest { max_candidate_sequences: 4 preferred_batch_size: [ 2 ] }
-      control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START fp32_false_true: [ 0, 1 ] } ] },
-                      { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ]
-      state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ] use_same_buffer_for_input_output: true use_growable_memory: true initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } ] } ] }
-      instance_group [ { kind: KIND_GPU } ]`));
-  });
-
-  it('warns that a batch strategy library is ignored with the sequence batcher', async () => {
-    await expectFault(onnx('sequence_batching { } parameters { key: "TRITON_BATCH_STRATEGY_PATH" value { string_value: "s.so" } }', { 'm/s.so': 'x' }), 'batch-strategy-with-sequence', 'warning');
-  });
-});
-
-describe('instance groups (§9)', () => {
-  it.each([
-    ['KIND_MODEL with gpus', 'instance_group [ { kind: KIND_MODEL gpus: [ 0 ] } ]', 'instance-group-model-gpus'],
-    ['KIND_CPU with gpus', 'instance_group [ { kind: KIND_CPU gpus: [ 0 ] } ]', 'instance-group-cpu-gpus'],
-    ['a negative gpu id', 'instance_group [ { kind: KIND_GPU gpus: [ -1 ] } ]', 'instance-group-gpu-id'],
-    ['a profile on ONNX', 'instance_group [ { kind: KIND_GPU profile: [ "0" ] } ]', 'instance-group-profile-platform'],
-    ['a resource both global and per device', 'instance_group [ { kind: KIND_GPU rate_limiter { resources [ { name: "R" global: true count: 1 } ] } }, { kind: KIND_GPU rate_limiter { resources [ { name: "R" count: 1 } ] } } ]', 'rate-limiter-resource-scope'],
-  ])('rejects %s', async (_case, extra, code) => {
-    await expectFault(onnx(extra), code);
-  });
-
-  it('warns about a GPU id that single-GPU SageMaker instances do not have', async () => {
-    await expectFault(onnx('instance_group [ { kind: KIND_GPU gpus: [ 1 ] } ]'), 'instance-group-gpu-id', 'warning');
-    await expectClean(onnx('instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0 ] } ]'));
-  });
-
-  it('checks TensorRT profiles are non-negative integers', async () => {
-    const trt = (g: string) => ({ 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 8 ${IO} ${g}`, 'm/1/model.plan': 'x' });
-    await expectFault(trt('instance_group [ { kind: KIND_GPU profile: [ "a" ] } ]'), 'instance-group-profile');
-    await expectFault(trt('instance_group [ { kind: KIND_GPU profile: [ "" ] } ]'), 'instance-group-profile');
-    await expectClean(trt('instance_group [ { kind: KIND_GPU profile: [ "0", "1" ] } ]'));
-  });
-});
-
-describe('labels, warmup, parameters and metrics (§11–§14)', () => {
-  const labelled = (file: string) => `output [ { name: "CLS" data_type: TYPE_FP32 dims: [ 3 ] label_filename: "${file}" } ]`;
-  it('requires label files inside the model directory', async () => {
-    await expectFault(onnx(labelled('labels.txt')), 'label-file-missing');
-    await expectFault(onnx(labelled('../labels.txt'), { 'labels.txt': 'a' }), 'label-file-outside');
-    await expectClean(onnx(labelled('labels.txt'), { 'm/labels.txt': 'a\nb\nc\n' }));
-  });
-
-  const warmup = (input: string) => `model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { ${input} } } } ]`;
-  it('checks warmup inputs', async () => {
-    await expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ -1, 4 ] zero_data: true')), 'warmup-variable-dims');
-    await expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ]')), 'warmup-no-data');
-    await expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"')), 'warmup-file-missing');
-    await expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"'), { 'm/warmup/in.bin': Buffer.alloc(47) }), 'warmup-file-short');
-    await expectClean(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"'), { 'm/warmup/in.bin': Buffer.alloc(48) }));
-    await expectClean(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] random_data: true')));
-  });
-
-  const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
-  it('checks EXECUTION_ENV_PATH, FORCE_CPU_ONLY_INPUT_TENSORS and TRITON_BATCH_STRATEGY_PATH', async () => {
-    await expectFault(onnx(param('EXECUTION_ENV_PATH', '$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'execution-env-missing');
-    await expectFault(onnx(param('EXECUTION_ENV_PATH', '$$TRITON_MODEL_DIRECTORY/../env.tar.gz')), 'execution-env-outside');
-    await expectClean(onnx(param('EXECUTION_ENV_PATH', '$$TRITON_MODEL_DIRECTORY/env.tar.gz'), { 'm/env.tar.gz': 'x' }));
-    await expectFault(onnx(param('FORCE_CPU_ONLY_INPUT_TENSORS', 'true')), 'force-cpu-only-value');
-    await expectClean(onnx(param('FORCE_CPU_ONLY_INPUT_TENSORS', 'no')));
-    await expectFault(onnx(param('TRITON_BATCH_STRATEGY_PATH', '../s.so')), 'batch-strategy-escapes');
-    await expectFault(onnx(param('TRITON_BATCH_STRATEGY_PATH', 's.so')), 'batch-strategy-missing');
-    await expectClean(onnx(param('TRITON_BATCH_STRATEGY_PATH', 's.so'), { 'm/s.so': 'x' }));
-  });
-
-  it('checks model_metrics', async () => {
-    await expectFault(onnx('model_metrics { metric_control [ { histogram_options { buckets: [ 1 ] } } ] }'), 'metric-identifier-missing');
-    await expectFault(onnx('model_metrics { metric_control [ { metric_identifier { } histogram_options { buckets: [ 1 ] } } ] }'), 'metric-family-missing');
-    await expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } } ] }'), 'metric-histogram-missing');
-    await expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } histogram_options { } } ] }'), 'metric-buckets-missing');
-    await expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "my_metric" } histogram_options { buckets: [ 1 ] } } ] }'), 'metric-family-not-customizable', 'warning');
-    await expectClean(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } histogram_options { buckets: [ 1, 10, 100 ] } } ] }'));
+describe('files the config names, read from disk (§8, §11, §12)', () => {
+  it('finds label, warmup and initial state files and measures them', async () => {
+    const config = `output [ { name: "CLS" data_type: TYPE_FP32 dims: [ 3 ] label_filename: "labels.txt" } ]
+      model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin" } } } ]
+      sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ]
+        initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }`;
+    const files = { 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
+    await expectClean(onnx(config, files));
+    expect(await codes(onnx(config, { ...files, 'm/warmup/in.bin': Buffer.alloc(47), 'm/initial_state/s.bin': Buffer.alloc(4) }))).toEqual([
+      'error:warmup-file-short',
+      'error:initial-state-file-short',
+    ]);
+    // A directory where the label file belongs is no label file (and Triton skips it as a version directory).
+    expect(await codes(onnx(config, { 'm/labels.txt/': null, 'labels.txt': 'x' }))).toEqual([
+      'error:label-file-missing',
+      'error:warmup-file-missing',
+      'error:initial-state-file-missing',
+      'warning:version-not-numeric',
+    ]);
   });
 });
 

@@ -46,7 +46,14 @@ afterEach(() => {
   sandboxes = [];
 });
 
-function makeSandbox(options: { tritonserver?: boolean; gpus?: number } = {}): Sandbox {
+interface SandboxOptions {
+  tritonserver?: boolean;
+  gpus?: number;
+  /** Size of the shared-memory mount the `df` stub reports, in KiB; null for no `df` at all. @default 65536 */
+  shmKib?: number | null;
+}
+
+function makeSandbox(options: SandboxOptions = {}): Sandbox {
   const root = mkdtempSync(join(tmpdir(), 'mme-serve-'));
   sandboxes.push(root);
   const bin = join(root, 'bin');
@@ -69,6 +76,13 @@ for name in SAGEMAKER_TRITON_PING_MODE SAGEMAKER_TRITON_DEFAULT_MODEL_NAME SAGEM
 done > "${records}/env"
 printf '%s' "$$" > "${records}/pid"
 `,
+    );
+  }
+  const shmKib = options.shmKib === undefined ? 65536 : options.shmKib;
+  if (shmKib !== null) {
+    writeStub(
+      join(bin, 'df'),
+      `#!${bash}\nprintf 'Filesystem     1024-blocks  Used Available Capacity Mounted on\\nshm %s 0 %s 0%% %s\\n' ${shmKib} ${shmKib} "\${@: -1}"\n`,
     );
   }
   if (options.gpus !== undefined) {
@@ -122,7 +136,7 @@ function runServe(sandbox: Sandbox, env: Record<string, string>, args: string[] 
   return run;
 }
 
-function runMme(env: Record<string, string> = {}, sandboxOptions: { gpus?: number } = {}): ServeRun {
+function runMme(env: Record<string, string> = {}, sandboxOptions: SandboxOptions = {}): ServeRun {
   const sandbox = makeSandbox(sandboxOptions);
   const run = runServe(sandbox, { SAGEMAKER_MULTI_MODEL: 'true', ...env });
   if (run.status !== 0) throw new Error(`serve failed (${run.status}): ${run.stderr}`);
@@ -184,6 +198,8 @@ describe('serve maps each environment variable to its tritonserver flag', () => 
     ['SAGEMAKER_TRITON_LOG_WARNING', 'false', ['--log-warning=false']],
     ['SAGEMAKER_TRITON_LOG_ERROR', 'true', ['--log-error=true']],
     ['SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE', '33554432', ['--backend-config=python,shm-default-byte-size=33554432']],
+    // python_backend's real minimum (its check is `< 1 * 1024 * 1024` although its message says 4 MiB).
+    ['SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE', '1048576', ['--backend-config=python,shm-default-byte-size=1048576']],
     ['SAGEMAKER_TRITON_SHM_GROWTH_BYTE_SIZE', '2097152', ['--backend-config=python,shm-growth-byte-size=2097152']],
     ['SAGEMAKER_TRITON_TENSORFLOW_VERSION', '2', ['--backend-config=tensorflow,version=2']],
     ['SAGEMAKER_TRITON_ADDITIONAL_ARGS', '--exit-timeout-secs=30 --load-model=bls_target', [
@@ -222,6 +238,11 @@ describe('serve maps each environment variable to its tritonserver flag', () => 
     const run = runMme({ SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT: '0.5' }, { gpus: 0 });
     expect(run.argv).not.toContain('--model-load-gpu-limit');
     expect(run.stdout).toContain('nvidia-smi lists no GPU');
+  });
+
+  it('passes every word of every line of SAGEMAKER_TRITON_ADDITIONAL_ARGS', () => {
+    const argv = runMme({ SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--exit-timeout-secs=30\n--load-model=a\t--load-model=b\n\n  --strict-readiness=false\n' }).argv ?? [];
+    expect(argv.slice(-4)).toEqual(['--exit-timeout-secs=30', '--load-model=a', '--load-model=b', '--strict-readiness=false']);
   });
 
   it('splits SAGEMAKER_TRITON_ADDITIONAL_ARGS on whitespace without expanding globs', () => {
@@ -326,9 +347,46 @@ describe('serve refuses to start on a misconfiguration', () => {
       message: /Invalid SAGEMAKER_SAFE_PORT_RANGE '9999-9000'/,
     },
     {
-      title: 'a python shared-memory region under 4 MiB',
-      env: { ...mme, SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE: '1048576' },
-      message: /Invalid SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE '1048576'.*4 MiB/,
+      title: 'a python shared-memory region under 1 MiB',
+      env: { ...mme, SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE: '1048575' },
+      message: /Invalid SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE '1048575'.*at least 1048576 \(1 MiB\)/,
+    },
+    {
+      title: 'gRPC on its default port outside SAGEMAKER_SAFE_PORT_RANGE',
+      env: { ...mme, SAGEMAKER_SAFE_PORT_RANGE: '9000-9999', SAGEMAKER_TRITON_ALLOW_GRPC: 'true' },
+      message: /cannot listen to GRPC requests at port 8001, allowed port range is \[9000, 9999\][\s\S]*Set SAGEMAKER_TRITON_GRPC_PORT/,
+    },
+    {
+      title: 'metrics on their default port outside SAGEMAKER_SAFE_PORT_RANGE',
+      env: { ...mme, SAGEMAKER_SAFE_PORT_RANGE: '9000-9999', SAGEMAKER_TRITON_ALLOW_METRICS: 'ON' },
+      message: /cannot listen to metrics requests at port 8002[\s\S]*Set SAGEMAKER_TRITON_METRICS_PORT/,
+    },
+    {
+      title: 'a port from SAGEMAKER_TRITON_ADDITIONAL_ARGS outside SAGEMAKER_SAFE_PORT_RANGE',
+      env: {
+        ...mme,
+        SAGEMAKER_SAFE_PORT_RANGE: '9000-9999',
+        SAGEMAKER_TRITON_ALLOW_GRPC: '1',
+        SAGEMAKER_TRITON_GRPC_PORT: '9001',
+        SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--grpc-port 7001',
+      },
+      message: /GRPC requests at port 7001/,
+    },
+    {
+      title: 'gRPC and metrics on the same port',
+      env: {
+        ...mme,
+        SAGEMAKER_TRITON_ALLOW_GRPC: 'true',
+        SAGEMAKER_TRITON_ALLOW_METRICS: 'true',
+        SAGEMAKER_TRITON_GRPC_PORT: '9100',
+        SAGEMAKER_TRITON_METRICS_PORT: '9100',
+      },
+      message: /cannot listen to GRPC requests and metrics requests at the same address and port 0\.0\.0\.0:9100[\s\S]*SAGEMAKER_TRITON_METRICS_PORT/,
+    },
+    {
+      title: 'gRPC on the SageMaker port',
+      env: { ...mme, SAGEMAKER_TRITON_ALLOW_GRPC: 'true', SAGEMAKER_TRITON_GRPC_PORT: '8080' },
+      message: /SageMaker requests and GRPC requests at the same address and port 0\.0\.0\.0:8080/,
     },
     {
       title: 'a zero shared-memory growth step',
@@ -361,6 +419,56 @@ describe('serve refuses to start on a misconfiguration', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(message);
     expect(run.argv).toBeUndefined();
+  });
+});
+
+describe('serve checks ports the way tritonserver will', () => {
+  it('accepts gRPC and metrics inside SAGEMAKER_SAFE_PORT_RANGE, and the SageMaker port outside it (as Triton does)', () => {
+    const run = runMme({
+      SAGEMAKER_SAFE_PORT_RANGE: '9000-9999',
+      SAGEMAKER_TRITON_ALLOW_GRPC: 'true',
+      SAGEMAKER_TRITON_GRPC_PORT: '9001',
+      SAGEMAKER_TRITON_ALLOW_METRICS: 'true',
+      SAGEMAKER_TRITON_METRICS_PORT: '9002',
+    });
+    expect(run.argv).toContain('--sagemaker-safe-port-range=9000-9999');
+  });
+
+  it('ignores default ports of endpoints that stay disabled', () => {
+    expect(runMme({ SAGEMAKER_SAFE_PORT_RANGE: '9000-9999', SAGEMAKER_TRITON_ALLOW_GRPC: 'false' }).argv).toContain('--allow-grpc=false');
+  });
+
+  it('compares only endpoints on the same address, as Triton does', () => {
+    const run = runMme({
+      SAGEMAKER_SAFE_PORT_RANGE: '9000-9999',
+      SAGEMAKER_TRITON_ALLOW_GRPC: 'true',
+      SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--grpc-address=127.0.0.1',
+    });
+    expect(run.argv).toContain('--grpc-address=127.0.0.1');
+  });
+});
+
+describe('serve reports /dev/shm at start', () => {
+  it('logs the size and how many python-backend regions fit in it', () => {
+    const run = runMme({}, { shmKib: 65536 });
+    expect(run.stdout).toMatch(
+      /: 64 MiB\. Each python-backend model instance takes SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE=16777216 \(16 MiB\) of it, so 4 fit\./,
+    );
+  });
+
+  it('counts with the configured region size', () => {
+    expect(runMme({ SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE: '2097152' }, { shmKib: 65536 }).stdout).toMatch(/\(2 MiB\) of it, so 32 fit/);
+  });
+
+  it('warns when not even one region fits', () => {
+    const run = runMme({}, { shmKib: 8192 });
+    expect(run.stdout).toMatch(/WARNING: .* is smaller than one python-backend region[\s\S]*Unable to initialize shared memory key/);
+  });
+
+  it('still starts when /dev/shm cannot be measured', () => {
+    const run = runMme({}, { shmKib: null });
+    expect(run.stdout).toContain('WARNING: could not measure');
+    expect(run.argv).toBeDefined();
   });
 });
 

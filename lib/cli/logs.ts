@@ -1,0 +1,188 @@
+// `mme-deploy logs --endpoint E`: what happened on the endpoint's instances, as events (loads, failures with their
+// cause and fix, evictions, python tracebacks), read from CloudWatch Logs; `--follow` keeps reading new lines.
+
+import type { CliIo } from './io';
+import { AwsCommandOptions, connectionOf } from './aws-options';
+import { ExitCode } from './exit-codes';
+import { MmeError } from '../errors';
+import type { LogEvent, LogEventKind } from '../logs/log-event';
+import type { ModelFailures } from '../logs/failure-summary';
+
+export interface LogsOptions extends AwsCommandOptions {
+  readonly endpoint?: string;
+  /** A duration back from now (`30m`, `1h`, `2d`) or an ISO 8601 time. @default 1h */
+  readonly since?: string;
+  readonly targetModel?: string;
+  readonly variant?: string;
+  readonly follow?: boolean;
+  /** Seconds between two reads with --follow. @default 5 */
+  readonly pollInterval?: string;
+  /** Now, for --since (tests). @default the clock */
+  readonly now?: Date;
+}
+
+export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
+  const now = options.now ?? new Date();
+  const start = parseSince(options.since ?? '1h', now);
+  const pollIntervalMs = parsePollInterval(options.pollInterval);
+  const clients = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
+  const { followEndpointLogEvents, readEndpointLogEvents, endpointLogGroup } = require('../aws/endpoint-logs') as typeof import('../aws/endpoint-logs');
+  const connection = connectionOf(options);
+  const logs = clients.createCloudWatchLogsClient(connection);
+  // Only to explain a missing log group: created (and the SageMaker SDK loaded) only then.
+  let sageMaker: import('@aws-sdk/client-sagemaker').SageMakerClient | undefined;
+  const describer = () => (sageMaker ??= clients.createSageMakerClient(connection));
+  const query = {
+    endpointName: options.endpoint,
+    start,
+    ...(options.variant ? { variant: options.variant } : {}),
+    ...(options.targetModel ? { targetModel: options.targetModel } : {}),
+  };
+  const context = { sageMaker: describer, ...(options.region ? { region: options.region } : {}), ...(options.profile ? { profile: options.profile } : {}), ...(signal ? { signal } : {}) };
+  const print = (events: readonly LogEvent[]) => io.stdout(options.json ? events.map((e) => `${JSON.stringify(e)}\n`).join('') : formatEvents(events));
+  try {
+    if (!options.follow) {
+      const events = await readEndpointLogEvents(logs, { ...query, end: now }, context);
+      print(events);
+      if (events.length === 0) {
+        io.stderr(`note: no events in ${endpointLogGroup(options.endpoint)} since ${formatTime(start)} UTC${options.targetModel ? ` for ${options.targetModel}` : ''}.\n`);
+      }
+      return ExitCode.Ok;
+    }
+    if (!options.json) io.stderr(`Following ${endpointLogGroup(options.endpoint)} from ${formatTime(start)} UTC; Ctrl-C stops.\n`);
+    const onThrottled = (ms: number) => io.stderr(`note: CloudWatch Logs is throttling; reading new lines every ${ms / 1000} s.\n`);
+    for await (const batch of followEndpointLogEvents(logs, query, { ...context, pollIntervalMs, onThrottled })) print(batch);
+    // A follow ends only when it is stopped.
+    return signal?.aborted ? ExitCode.Interrupted : ExitCode.Ok;
+  } finally {
+    logs.destroy();
+    sageMaker?.destroy();
+  }
+}
+
+/** `30s`, `15m`, `1h`, `2d`, `1w` back from `now`, or an ISO 8601 time. */
+export function parseSince(text: string, now: Date): Date {
+  const m = /^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/.exec(text.trim());
+  if (m) {
+    const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+    return new Date(now.getTime() - Number(m[1]) * unit);
+  }
+  const time = /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(text.trim()) ? Date.parse(text.trim()) : NaN;
+  if (Number.isNaN(time)) {
+    throw new MmeError('USAGE', `--since '${text}' is neither a duration (30s, 15m, 1h, 2d, 1w) nor an ISO 8601 time (2026-11-30T14:00:00Z).`);
+  }
+  if (time > now.getTime()) throw new MmeError('USAGE', `--since ${text} is in the future.`);
+  return new Date(time);
+}
+
+function parsePollInterval(text: string | undefined): number {
+  if (text === undefined) return 5000;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 1) throw new MmeError('USAGE', `--poll-interval '${text}' must be a number of seconds, 1 or more.`);
+  return seconds * 1000;
+}
+
+// ---- human output ----
+
+const LABELS: Record<LogEventKind, string> = {
+  'server-started': 'server started',
+  'server-stopping': 'server stopping',
+  'load-started': 'loading',
+  'load-succeeded': 'loaded',
+  'load-failed': 'LOAD FAILED',
+  eviction: 'evicted (SageMaker unloads it to make room)',
+  unloaded: 'unloaded',
+  'unload-failed': 'UNLOAD FAILED',
+  'invoke-failed': 'REQUEST FAILED',
+  'python-error': 'PYTHON ERROR',
+  error: 'ERROR',
+  warning: 'warning',
+};
+
+/**
+ * One line per event (a run of identical failures on any instance is one line with its count); failures add
+ * Triton's reason, the python frames, the backend's own lines, the fix and the validator rule, indented.
+ */
+export function formatEvents(events: readonly LogEvent[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < events.length; ) {
+    const e = events[i]!;
+    let j = i + 1;
+    while (j < events.length && e.failure && sameFailure(e, events[j]!)) j++;
+    const run = events.slice(i, j);
+    out.push(formatEvent(e, run));
+    i = j;
+  }
+  return out.join('');
+}
+
+function formatEvent(e: LogEvent, run: readonly LogEvent[]): string {
+  const who = modelLabel(e);
+  const instances = [...new Set(run.map((r) => r.instance))];
+  const head = [formatTime(e.time), instances.length > 1 ? `${instances.length} instances` : e.instance, who, LABELS[e.kind]].filter(Boolean).join('  ');
+  const repeat = run.length > 1 ? `  (${run.length} times until ${formatTime(run[run.length - 1]!.time).slice(11)})` : '';
+  const lines = [`${head}${repeat}`];
+  const detail = (text: string) => lines.push(...text.split('\n').map((l) => `    ${l}`));
+  switch (e.kind) {
+    case 'load-started':
+    case 'load-succeeded':
+    case 'unloaded':
+    case 'eviction':
+      break;
+    case 'server-started':
+    case 'server-stopping':
+    case 'warning':
+      detail(e.message);
+      break;
+    default:
+      detail(shortenIds(e.message));
+      // What the backend logged just before (e.g. TensorRT's own diagnosis), marked as its words.
+      if (e.context) for (const c of e.context) detail(`| ${c}`);
+      if (e.traceback) {
+        e.traceback.forEach((frame, n) => lines.push(`    ${n === 0 ? 'at ' : '   '}${frame}`));
+      }
+      if (e.failure) {
+        detail(`cause: ${e.failure.title}`);
+        detail(`fix: ${e.failure.fix}`);
+        if (e.failure.rule) detail(`\`mme-deploy validate --mme\` reports this before a push (rule ${e.failure.rule}).`);
+      }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `sentiment.tar.gz › preprocess`, `sentiment.tar.gz`, `preprocess`, or '' for instance-wide events. */
+function modelLabel(e: LogEvent): string {
+  if (e.targetModel && e.tritonModel && e.tritonModel !== e.targetModel) return `${e.targetModel} › ${e.tritonModel}`;
+  return e.targetModel ?? e.tritonModel ?? '';
+}
+
+function sameFailure(a: LogEvent, b: LogEvent): boolean {
+  return a.kind === b.kind && a.targetModel === b.targetModel && a.tritonModel === b.tritonModel && a.message === b.message;
+}
+
+/** Triton's namespaced model ids (`/opt/ml/models/<hash>/model::preprocess`) as the model name alone. */
+function shortenIds(text: string): string {
+  return text.replace(/\/opt\/ml\/models\/[^/\s':]+(?:\/model)?::/g, '');
+}
+
+/** `2026-11-30 14:05:04` (UTC). */
+export function formatTime(time: Date): string {
+  return time.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** The "Failures in the last hour" section of `status`. */
+export function formatFailureSummary(failures: readonly ModelFailures[]): string {
+  if (failures.length === 0) return 'No failure in the container logs.\n';
+  const lines: string[] = [];
+  for (const f of failures) {
+    const model = f.targetModel ?? '(no TargetModel in the log)';
+    const where = f.instances.length === 1 ? f.instances[0] : `${f.instances.length} instances`;
+    const what = LABELS[f.last.kind].toLowerCase();
+    const inner = f.last.tritonModel && f.last.tritonModel !== f.targetModel ? `${f.last.tritonModel}: ` : '';
+    lines.push(`${model}  ${f.count} failure${f.count === 1 ? '' : 's'} on ${where}, last ${formatTime(f.last.time).slice(11, 16)} ${what}`);
+    lines.push(`    ${inner}${f.last.failure?.title ?? shortenIds(f.last.message).split('\n')[0]}`);
+    if (f.last.failure) lines.push(`    fix: ${f.last.failure.fix}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

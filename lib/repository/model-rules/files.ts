@@ -1,0 +1,61 @@
+// The model file in each loaded version (§1.B): present, of the kind its backend loads, with its companions.
+
+import { join } from 'node:path';
+import { modelFileRule } from '../backend-inference';
+import { LoadedModel, relPath } from '../model';
+import { checkPythonModel } from './python';
+import type { Reporter } from './reporter';
+
+export function checkModelFiles(model: LoadedModel, r: Reporter) {
+  const rule = modelFileRule(model);
+  const filename = model.defaultModelFilename;
+  if (!rule || !filename) return;
+  if (model.firstSubdir?.startsWith('.') && !model.config.backend && !model.config.platform) {
+    r.file('warning', 'hidden-first-subdir', relPath(model.relDir, model.firstSubdir),
+      `Triton infers the backend of '${model.name}' from its lexicographically first subdirectory, which is ` +
+        `'${model.firstSubdir}'. Delete it, or set backend/platform in config.pbtxt.`);
+  }
+  if (model.backend === 'python' && !filename.endsWith('.py')) {
+    r.error('python-model-extension', model.config, 'default_model_filename',
+      `Model name must end with '.py'. Model name is "${filename}".`);
+    return;
+  }
+  const versionNames = new Map(model.versionDirs.map((v) => [v.version, v.dirName]));
+  for (const version of model.versions) {
+    const dirName = versionNames.get(version)!;
+    const file = relPath(model.relDir, dirName, filename);
+    const path = join(model.dir, dirName, filename);
+    const stats = model.files.stat(path);
+    if (!stats) {
+      const message = model.backend === 'python'
+        ? `Python model file not found in '${file}'. Put model.py in ${relPath(model.relDir, dirName)}/ (or set default_model_filename).`
+        : `${file} is missing: the ${model.backend} backend loads ${filename} from each version directory. Add the ` +
+          `model file, or set default_model_filename to the file's name.`;
+      r.file('error', 'model-file-missing', file, message);
+      continue;
+    }
+    if (rule.kind === 'file' && stats.kind !== 'file') {
+      r.file('error', 'model-file-not-a-file', file, `${file} must be a file for the ${model.backend} ` +
+        `backend${model.platform ? ` (${model.platform})` : ''}, but it is a directory.`);
+    }
+    if (rule.kind === 'directory' && stats.kind !== 'directory') r.file('error', 'model-file-not-a-directory', file,
+      `${file} must be a SavedModel directory for platform tensorflow_savedmodel, but it is a file. Use platform ` +
+        '"tensorflow_graphdef" for a frozen graph.');
+    const weights = filename.replace(/\.xml$/, '.bin');
+    if (model.backend === 'openvino' && filename.endsWith('.xml') && !model.files.stat(join(model.dir, dirName, weights))) {
+      r.file('error', 'openvino-bin-missing', file, `${file} needs its weights file ${weights} beside it.`);
+    }
+    if (model.backend === 'python' && stats.kind === 'file') checkPythonModel(model, r, path, file);
+  }
+  const cc = model.config.cc_model_filenames ?? {};
+  for (const [capability, name] of Object.entries(cc)) {
+    for (const version of model.versions) {
+      const dirName = versionNames.get(version)!;
+      if (!model.files.stat(join(model.dir, dirName, name))) {
+        r.warning('cc-model-file-missing', cc, capability, 'cc_model_filenames maps compute capability ' +
+          `${capability} to '${name}', which is missing from ${relPath(model.relDir, dirName)}/. GPUs with that ` +
+          'capability would fail to load the model.');
+      }
+    }
+  }
+}
