@@ -2,7 +2,7 @@
 // multi-model endpoint to them with mme-deploy's constructs. Everything external is imported by attributes, so the
 // app synthesizes offline (no Vpc.fromLookup).
 
-import { Duration, Stack, StackProps } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -56,6 +56,14 @@ export class ExistingAppStack extends Stack {
     this.endpoint.addDashboard('Dashboard', { dashboardName: 'recommendations-mme' });
 
     this.endpoint.grantInvoke(iam.Role.fromRoleArn(this, 'Caller', props.callerRoleArn, { mutable: true }));
+
+    // Synth cannot see an imported VPC's routes, so it warns that private subnets need endpoints or NAT for S3, ECR
+    // and CloudWatch. Say why this VPC is fine, once (on the stack: aws-cdk-lib matches acknowledgments made on an
+    // ancestor of the construct that warns).
+    Annotations.of(this).acknowledgeWarning(
+      'mme-deploy:vpc-egress',
+      'The private subnets route through the shared NAT gateways of the network account.',
+    );
   }
 }
 

@@ -1,5 +1,5 @@
-import { Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { EXAMPLE_PROPS, ExistingAppStack } from '../../examples/existing-app/existing-app-stack';
 import { synthWithNag } from './nag-report';
@@ -42,6 +42,13 @@ describe('examples/existing-app', () => {
       PolicyDocument: { Statement: [Match.objectLike({ Action: 'sagemaker:InvokeEndpoint' })] },
     });
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 6 });
+  });
+});
+
+describe('examples/existing-app warnings', () => {
+  it('acknowledges the VPC egress advice with its reason, leaving no warning', () => {
+    const stack = new ExistingAppStack(new App(), 'RecommendationsMme', EXAMPLE_PROPS);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('reaches S3, ECR and CloudWatch'))).toEqual([]);
   });
 });
 
