@@ -12,6 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['catalog', 'config'],
   ['archive'],
   ['repository', 'logs'],
+  ['bundle'],
   ['aws', 'local', 'plan'],
   ['cli', 'index.ts'],
 ];
