@@ -27,7 +27,8 @@ export class CapacitySize {
   public _problems(name: string): string[] {
     const max = this.type === 'CAPACITY_PERCENT' ? 100 : Infinity;
     if (Number.isInteger(this.value) && this.value >= 1 && this.value <= max) return [];
-    return [`${name} must be a whole ${this.type === 'CAPACITY_PERCENT' ? 'percentage from 1 to 100' : 'number of instances of at least 1'}, got ${this.value}.`];
+    const range = this.type === 'CAPACITY_PERCENT' ? 'percentage from 1 to 100' : 'number of instances of at least 1';
+    return [`${name} must be a whole ${range}, got ${this.value}.`];
   }
 }
 
@@ -147,7 +148,10 @@ class RollingDeployment extends EndpointDeployment {
   }
   public _render(problems: string[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
     const o = this.options;
-    problems.push(...o.maximumBatchSize._problems('maximumBatchSize'), ...(o.rollbackMaximumBatchSize?._problems('rollbackMaximumBatchSize') ?? []));
+    problems.push(
+      ...o.maximumBatchSize._problems('maximumBatchSize'),
+      ...(o.rollbackMaximumBatchSize?._problems('rollbackMaximumBatchSize') ?? []),
+    );
     const rollback = o.rollbackMaximumBatchSize;
     return {
       rollingUpdatePolicy: {

@@ -67,7 +67,11 @@ export function checkTimeout(name: string, value: Duration, problems: string[]):
 }
 
 /** VolumeSizeInGB: only on EBS-only types (CreateEndpointConfig rejects it and KmsKeyId on NVMe instance storage). */
-export function checkVolume(props: TritonMultiModelEndpointProps, hardware: GpuInstanceType | undefined, problems: string[]): number | undefined {
+export function checkVolume(
+  props: TritonMultiModelEndpointProps,
+  hardware: GpuInstanceType | undefined,
+  problems: string[],
+): number | undefined {
   const storage = hardware?.instanceStorage;
   if (hardware && storage?.kind === 'nvme') {
     const store = `${hardware.name} has a ${storage.sizeGb} GB local NVMe instance store`;
@@ -124,10 +128,11 @@ export function checkTritonRelease(
   const warnings: Array<[string, string]> = [];
   const minimum = tritonMinComputeCapability(version);
   if (hardware && !meetsComputeCapability(hardware.computeCapability, minimum)) {
+    const olderRelease = meetsComputeCapability(hardware.computeCapability, '6.0'); // what every release before 25.01 needs
     problems.push(
       `instanceType '${hardware.name}' has an ${hardware.gpuModel} (CUDA compute capability ${hardware.computeCapability}); ` +
         `Triton ${version} supports compute capability ${minimum} and later (NVIDIA's release notes), so the server ` +
-        `cannot use this GPU. Choose a g4dn or g5 type${meetsComputeCapability(hardware.computeCapability, '6.0') ? ' or a Triton release before 25.01' : ''}.`,
+        `cannot use this GPU. Choose a g4dn or g5 type${olderRelease ? ' or a Triton release before 25.01' : ''}.`,
     );
   }
   for (const { variable, since } of unreadServeVariables(version, typed)) {

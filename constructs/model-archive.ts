@@ -114,7 +114,8 @@ export class ModelArchive extends Construct {
       seen.add(name);
       return { path, name };
     });
-    if (props.compressionLevel !== undefined && !(Number.isInteger(props.compressionLevel) && props.compressionLevel >= 0 && props.compressionLevel <= 9)) {
+    const level = props.compressionLevel;
+    if (level !== undefined && !(Number.isInteger(level) && level >= 0 && level <= 9)) {
       errors.push(`compressionLevel must be a whole number from 0 to 9, got ${props.compressionLevel}.`);
     }
     if (prefix !== '' && !prefix.endsWith('/')) errors.push(`prefix '${prefix}' must end with '/'.`);
@@ -146,7 +147,8 @@ export class ModelArchive extends Construct {
                   }
                   if (!result.ok) {
                     const errors = result.diagnostics.filter((d) => d.severity === 'error');
-                    failures.push(`model repository '${path}' is invalid:\n${errors.map((d) => `  ${formatDiagnostic(d, path)}`).join('\n')}`);
+                    const lines = errors.map((d) => `  ${formatDiagnostic(d, path)}`).join('\n');
+                    failures.push(`model repository '${path}' is invalid:\n${lines}`);
                     throw new Error(failures[failures.length - 1]);
                   }
                   renameSync(packed, join(outputDir, versionedTargetModel(name, result.sha256)));
@@ -199,7 +201,12 @@ export class ModelArchive extends Construct {
       description: 'mme-deploy: deletes model archive versions the retention no longer keeps',
       statements: [],
     });
-    provider.addToRolePolicy({ Effect: 'Allow', Action: ['s3:ListBucket'], Resource: bucket.bucketArn, Condition: { StringLike: { 's3:prefix': [`${prefix}*`] } } });
+    provider.addToRolePolicy({
+      Effect: 'Allow',
+      Action: ['s3:ListBucket'],
+      Resource: bucket.bucketArn,
+      Condition: { StringLike: { 's3:prefix': [`${prefix}*`] } },
+    });
     provider.addToRolePolicy({ Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: bucket.arnForObjects(`${prefix}*`) });
     const resource = new CustomResource(this, 'Retention', {
       serviceToken: provider.serviceToken,

@@ -40,7 +40,8 @@ import { ScalingGuard } from './scaling-guard';
 import { TritonEnvironment, renderTritonEnvironment } from './triton-environment';
 import { TritonImage, TritonImageConfig } from './triton-image';
 
-export * from './multi-model-endpoint-base';
+export { ENDPOINT_INSTANCE_NAMESPACE, MultiModelEndpointBase, SAGEMAKER_NAMESPACE } from './multi-model-endpoint-base';
+export type { IMultiModelEndpoint, MultiModelEndpointAttributes, MultiModelEndpointImportOptions } from './multi-model-endpoint-base';
 
 /** Whether a multi-model endpoint keeps models it has loaded (`MultiModelConfig.ModelCacheSetting`). */
 export enum ModelCacheSetting {
@@ -327,18 +328,25 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     const minCapacity = props.minCapacity ?? 1;
     const problems: string[] = [];
     if (this.scalableInstanceCount) problems.push('autoScaleInstanceCount has already been called for this endpoint.');
-    if (!Number.isInteger(minCapacity) || minCapacity < 1) problems.push(`minCapacity must be a whole number of at least 1, got ${minCapacity}.`);
+    if (!Number.isInteger(minCapacity) || minCapacity < 1) {
+      problems.push(`minCapacity must be a whole number of at least 1, got ${minCapacity}.`);
+    }
     if (!Number.isInteger(props.maxCapacity) || props.maxCapacity < minCapacity) {
       problems.push(`maxCapacity must be a whole number of at least minCapacity (${minCapacity}), got ${props.maxCapacity}.`);
     }
     if (this.initialInstanceCount < minCapacity || this.initialInstanceCount > props.maxCapacity) {
       problems.push(
-        `initialInstanceCount (${this.initialInstanceCount}) must lie between minCapacity (${minCapacity}) and maxCapacity (${props.maxCapacity}).`,
+        `initialInstanceCount (${this.initialInstanceCount}) must lie between minCapacity (${minCapacity}) and ` +
+          `maxCapacity (${props.maxCapacity}).`,
       );
     }
     throwIfProblems(`autoScaleInstanceCount props (${this.node.path})`, problems);
 
-    new ScalingGuard(this, 'ScalingGuard', { endpoint: this.cfnEndpoint, variantName: this.variantName, instanceType: this.instanceType.name });
+    new ScalingGuard(this, 'ScalingGuard', {
+      endpoint: this.cfnEndpoint,
+      variantName: this.variantName,
+      instanceType: this.instanceType.name,
+    });
     this.scalableInstanceCount = new ScalableInstanceCount(this, scalingGenerationId(this.instanceType, this.variantName), {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
       resourceId: `endpoint/${this.endpointName}/variant/${this.variantName}`,
@@ -398,7 +406,11 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
         props.containerStartupHealthCheckTimeout ?? Duration.minutes(10),
         problems,
       ),
-      modelDataDownloadTimeoutInSeconds: checkTimeout('modelDataDownloadTimeout', props.modelDataDownloadTimeout ?? Duration.minutes(10), problems),
+      modelDataDownloadTimeoutInSeconds: checkTimeout(
+        'modelDataDownloadTimeout',
+        props.modelDataDownloadTimeout ?? Duration.minutes(10),
+        problems,
+      ),
     };
     const volumeSizeInGb = checkVolume(props, hardware, problems);
     const { env, errors } = renderTritonEnvironment(props.environment);
@@ -420,7 +432,8 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
 
   /** What Triton's release decides: whether it runs on the GPU, which serve variables it reads, driver advice. */
   private checkRelease(version: string, settings: Settings, props: TritonMultiModelEndpointProps, problems: string[]): void {
-    const findings = checkTritonRelease(version, settings.hardware, settings.environment, props.extraEnvironment, !!props.inferenceAmiVersion);
+    const { hardware, environment } = settings;
+    const findings = checkTritonRelease(version, hardware, environment, props.extraEnvironment, !!props.inferenceAmiVersion);
     problems.push(...findings.problems);
     for (const [id, message] of findings.warnings) Annotations.of(this).addWarningV2(id, message);
   }
@@ -511,7 +524,11 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
   ): sagemaker.CfnModel.VpcConfigProperty {
     const subnets = vpc.selectSubnets(selection);
     const securityGroups = given ?? [
-      new ec2.SecurityGroup(this, 'SecurityGroup', { vpc, description: `Triton multi-model endpoint ${this.node.path}`, allowAllOutbound: true }),
+      new ec2.SecurityGroup(this, 'SecurityGroup', {
+        vpc,
+        description: `Triton multi-model endpoint ${this.node.path}`,
+        allowAllOutbound: true,
+      }),
     ];
     this.executionPolicy.addStatements(
       new iam.PolicyStatement({

@@ -1,9 +1,4 @@
-import {
-  archiveBaseName,
-  parseVersionedTargetModel,
-  versionedKeyPattern,
-  versionedTargetModel,
-} from '../../lib/bundle/target-model-name';
+import { archiveBaseName, parseVersionedTargetModel, versionedKeyPattern, versionedTargetModel } from '../../lib/bundle/target-model-name';
 
 const SHA = 'b89c6ad3fcec0123456789abcdef0123456789abcdef0123456789abcdef0123';
 

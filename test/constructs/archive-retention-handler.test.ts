@@ -38,17 +38,16 @@ describe('the ModelArchive retention handler against a real S3 server (s3rver)',
   });
   afterEach(() => s3.close());
 
-  const event = (retention: { KeepVersions: number; KeepForSeconds: number }, live = LIVE): Parameters<typeof onEvent>[0] =>
-    ({
-      RequestType: 'Update',
-      ResourceProperties: {
-        Bucket: 'models',
-        Archives: [{ Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet'), Live: live }],
-        // CloudFormation hands numbers over as strings.
-        KeepVersions: String(retention.KeepVersions),
-        KeepForSeconds: String(retention.KeepForSeconds),
-      },
-    });
+  const event = (retention: { KeepVersions: number; KeepForSeconds: number }, live = LIVE): Parameters<typeof onEvent>[0] => ({
+    RequestType: 'Update',
+    ResourceProperties: {
+      Bucket: 'models',
+      Archives: [{ Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet'), Live: live }],
+      // CloudFormation hands numbers over as strings.
+      KeepVersions: String(retention.KeepVersions),
+      KeepForSeconds: String(retention.KeepForSeconds),
+    },
+  });
 
   async function remainingKeys(): Promise<string[]> {
     const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'models' }));
@@ -80,8 +79,12 @@ describe('the ModelArchive retention handler against a real S3 server (s3rver)',
   });
 
   it('deletes nothing when the live version is missing, or when the resource is deleted', async () => {
-    expect((await onEvent(event({ KeepVersions: 0, KeepForSeconds: 0 }, `prod/resnet-${hash('9')}.tar.gz`), s3.client, NOW)).deleted).toEqual([]);
-    expect((await onEvent({ ...event({ KeepVersions: 0, KeepForSeconds: 0 }), RequestType: 'Delete' }, s3.client, NOW)).deleted).toEqual([]);
+    expect(
+      (await onEvent(event({ KeepVersions: 0, KeepForSeconds: 0 }, `prod/resnet-${hash('9')}.tar.gz`), s3.client, NOW)).deleted,
+    ).toEqual([]);
+    expect((await onEvent({ ...event({ KeepVersions: 0, KeepForSeconds: 0 }), RequestType: 'Delete' }, s3.client, NOW)).deleted).toEqual(
+      [],
+    );
     expect(s3.commands).toEqual(['ListObjectsV2Command']); // the update listed; the delete did nothing
     expect(await remainingKeys()).toHaveLength(OBJECTS.length);
   });

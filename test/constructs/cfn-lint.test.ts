@@ -11,7 +11,10 @@ describe('the cfn-lint harness', () => {
         Resources: {
           Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } },
           Board: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardBody: '{}', Tags: [{ Key: 'a', Value: 'b' }] } },
-          Alarm: { Type: 'AWS::CloudWatch::Alarm', Properties: { Tags: [{ Key: 'a', Value: 'b' }], ComparisonOperator: 'x', EvaluationPeriods: 1 } },
+          Alarm: {
+            Type: 'AWS::CloudWatch::Alarm',
+            Properties: { Tags: [{ Key: 'a', Value: 'b' }], ComparisonOperator: 'x', EvaluationPeriods: 1 },
+          },
         },
       },
     });

@@ -103,7 +103,12 @@ export function cfnLint(templates: Record<string, unknown>): CfnLintError[] {
     };
     return findings
       .filter((f) => f.Level === 'Error')
-      .filter((f) => !SCHEMA_LAGS.some((lag) => lag.rule === f.Rule.Id && lag.path.test(f.Location.Path.join('/')) && lag.type === typeAt(f.Filename, f.Location.Path)))
+      .filter(
+        (f) =>
+          !SCHEMA_LAGS.some(
+            (lag) => lag.rule === f.Rule.Id && lag.path.test(f.Location.Path.join('/')) && lag.type === typeAt(f.Filename, f.Location.Path),
+          ),
+      )
       .map((f) => ({
         template: names[files.indexOf(f.Filename)] ?? f.Filename,
         rule: f.Rule.Id,

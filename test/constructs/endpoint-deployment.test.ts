@@ -23,7 +23,7 @@ function deploymentConfig(stack: Stack): Record<string, unknown> | undefined {
 }
 
 describe('deployment guardrails', () => {
-  it('leave the endpoint to SageMaker\'s default (blue/green, all at once) unless asked', () => {
+  it("leave the endpoint to SageMaker's default (blue/green, all at once) unless asked", () => {
     expect(deploymentConfig(endpointIn({}).stack)).toBeUndefined();
   });
 
@@ -50,7 +50,11 @@ describe('deployment guardrails', () => {
     });
     expect(deploymentConfig(stack)).toEqual({
       BlueGreenUpdatePolicy: {
-        TrafficRoutingConfiguration: { Type: 'LINEAR', LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 }, WaitIntervalInSeconds: 300 },
+        TrafficRoutingConfiguration: {
+          Type: 'LINEAR',
+          LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 },
+          WaitIntervalInSeconds: 300,
+        },
       },
     });
   });
@@ -78,14 +82,19 @@ describe('deployment guardrails', () => {
     const config = deploymentConfig(stack) as { AutoRollbackConfiguration: { Alarms: Array<{ AlarmName: unknown }> } };
     const template = Template.fromStack(stack);
     const alarmNames = (alarm: cloudwatch.Alarm) =>
-      (template.toJSON().Resources[stack.getLogicalId(alarm.node.defaultChild as cloudwatch.CfnAlarm)] as { Properties: { AlarmName: string } })
-        .Properties.AlarmName;
+      (
+        template.toJSON().Resources[stack.getLogicalId(alarm.node.defaultChild as cloudwatch.CfnAlarm)] as {
+          Properties: { AlarmName: string };
+        }
+      ).Properties.AlarmName;
     // Literal names, not references: the endpoint must not depend on alarms that depend on the endpoint's name.
     expect(config.AutoRollbackConfiguration.Alarms).toEqual([
       { AlarmName: alarmNames(dashboard.invocation5XXErrorsAlarm) },
       { AlarmName: alarmNames(dashboard.modelLoadingWaitTimeAlarm) },
     ]);
-    expect(config.AutoRollbackConfiguration.Alarms[0]!.AlarmName).toEqual(expect.stringMatching(/^S-Mme-Dashboard-.*-Invocation5XXErrors$/));
+    expect(config.AutoRollbackConfiguration.Alarms[0]!.AlarmName).toEqual(
+      expect.stringMatching(/^S-Mme-Dashboard-.*-Invocation5XXErrors$/),
+    );
   });
 
   it('roll back on the given alarms, even without an update policy', () => {
@@ -116,8 +125,8 @@ describe('deployment guardrails', () => {
     expect(message).toContain('deployment traffic routing bake time must be a whole number of seconds from 0 to 3600, got 2 hours.');
     expect(message).toContain('deployment terminationWait must be a whole number of seconds from 0 to 3600, got 2 hours.');
     expect(message).toContain('deployment maximumExecutionTimeout must be a whole number of seconds from 600 to 28800, got 1 minute.');
-    expect(() => endpointIn({ deployment: EndpointDeployment.rolling({ maximumBatchSize: CapacitySize.instances(0), bake: Duration.seconds(0) }) })).toThrow(
-      /maximumBatchSize must be a whole number of instances of at least 1, got 0/,
-    );
+    expect(() =>
+      endpointIn({ deployment: EndpointDeployment.rolling({ maximumBatchSize: CapacitySize.instances(0), bake: Duration.seconds(0) }) }),
+    ).toThrow(/maximumBatchSize must be a whole number of instances of at least 1, got 0/);
   });
 });

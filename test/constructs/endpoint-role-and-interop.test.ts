@@ -71,7 +71,9 @@ describe('aws-cdk-lib interoperation', () => {
       },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }] },
+      PolicyDocument: {
+        Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }],
+      },
     });
     expect(s.resolve(endpoint.endpointRef.endpointArn)).toEqual({ Ref: expect.stringMatching(/^MmeEndpoint/) });
   });
@@ -102,7 +104,9 @@ describe('cdk-nag acknowledgments', () => {
       s.endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['*'] }));
     });
     expect(outcome.error).toMatch(/AwsSolutions-IAM5/);
-    expect(outcome.findings).toEqual([{ rule: 'AwsSolutions-IAM5[Resource::*]', paths: ['TritonMme/Endpoint/Role/DefaultPolicy/Resource'] }]);
+    expect(outcome.findings).toEqual([
+      { rule: 'AwsSolutions-IAM5[Resource::*]', paths: ['TritonMme/Endpoint/Role/DefaultPolicy/Resource'] },
+    ]);
   });
 
   it('would not hide the same wildcard if it were added to the execution policy under another resource', () => {

@@ -35,7 +35,9 @@ describe('examples/existing-app', () => {
       },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'kms:Decrypt', Resource: EXAMPLE_PROPS.modelBucketKeyArn })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Action: 'kms:Decrypt', Resource: EXAMPLE_PROPS.modelBucketKeyArn })]),
+      },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: ['recommendations-api'],

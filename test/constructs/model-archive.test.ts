@@ -37,10 +37,15 @@ describe('ModelArchive of valid repositories', () => {
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
   const { archive, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
 
-  it('names each archive <directory or given name>-<first 12 hex of its SHA-256>.tar.gz, by the library\'s rule', () => {
-    const staged = stagedArchives(outdir).map((a) => a.file).sort();
+  it("names each archive <directory or given name>-<first 12 hex of its SHA-256>.tar.gz, by the library's rule", () => {
+    const staged = stagedArchives(outdir)
+      .map((a) => a.file)
+      .sort();
     const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
-    expect(archive.targetModels).toEqual([versionedTargetModel('add_one_python', sha(staged[0]!)), versionedTargetModel('add_one_v2', sha(staged[1]!))]);
+    expect(archive.targetModels).toEqual([
+      versionedTargetModel('add_one_python', sha(staged[0]!)),
+      versionedTargetModel('add_one_v2', sha(staged[1]!)),
+    ]);
     expect(archive.targetModels[0]).toMatch(/^add_one_python-[0-9a-f]{12}\.tar\.gz$/);
     // The same repository packs to the same bytes, whatever the name.
     expect(archive.targetModels[0]!.slice(-19)).toBe(archive.targetModels[1]!.slice(-19));
@@ -82,7 +87,12 @@ describe('ModelArchive of valid repositories', () => {
           PolicyDocument: {
             Version: '2012-10-17',
             Statement: [
-              { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: Match.anyValue(), Condition: { StringLike: { 's3:prefix': ['prod/*'] } } },
+              {
+                Effect: 'Allow',
+                Action: ['s3:ListBucket'],
+                Resource: Match.anyValue(),
+                Condition: { StringLike: { 's3:prefix': ['prod/*'] } },
+              },
               { Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: Match.anyValue() },
             ],
           },
@@ -153,9 +163,11 @@ describe('ModelArchive of a repository with warnings', () => {
       const { stack } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
       Annotations.fromStack(stack).hasWarning(
         '/S/Archive',
-        Match.stringLikeRegexp("^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]"),
+        Match.stringLikeRegexp('^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]'),
       );
-      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual([expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/)]);
+      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual([
+        expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/),
+      ]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }

@@ -37,7 +37,10 @@ function ensureBuilt(): void {
     }
   })();
   if (Math.max(...['lib', 'constructs', 'bin'].map((d) => newestSource(join(root, d)))) > built) {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'pipe',
+    });
   }
 }
 
@@ -91,17 +94,28 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
         },
       }),
     );
-    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error'], {
-      cwd: app,
-      stdio: 'pipe',
-      timeout: 120_000,
-    });
+    execFileSync(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error'],
+      {
+        cwd: app,
+        stdio: 'pipe',
+        timeout: 120_000,
+      },
+    );
     writeFileSync(join(app, 'app.cts'), APP);
     writeFileSync(join(app, 'app.mts'), APP);
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, skipLibCheck: true, types: [] },
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          skipLibCheck: true,
+          types: [],
+        },
         files: ['app.cts', 'app.mts'],
       }),
     );
@@ -113,14 +127,18 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
   }, 180_000);
 
   it('ships dist, the custom-resource handlers and the image, not the tests', () => {
-    expect(files).toEqual(expect.arrayContaining(['dist/constructs/index.js', 'dist/lib/index.d.ts', 'constructs/handlers/scaling-guard/index.js']));
+    expect(files).toEqual(
+      expect.arrayContaining(['dist/constructs/index.js', 'dist/lib/index.d.ts', 'constructs/handlers/scaling-guard/index.js']),
+    );
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('dist/test/') || f.endsWith('.test.js'))).toEqual([]);
   });
 
   it('pins the tested minimum of the peer dependencies as the development versions', () => {
     expect(pkg.peerDependencies['aws-cdk-lib']).toBe(`^${pkg.devDependencies['aws-cdk-lib']}`);
     expect(pkg.peerDependencies.constructs).toBe(`^${pkg.devDependencies.constructs}`);
-    const installed = JSON.parse(readFileSync(join(work, 'app', 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as { version: string };
+    const installed = JSON.parse(readFileSync(join(work, 'app', 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(installed.version).toBe(pkg.devDependencies['aws-cdk-lib']);
   });
 
@@ -154,7 +172,12 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       };
       recordTemplate(`packed tarball ${kind} app » ${stackName}`, template);
       const types = Object.values(template.Resources).map((r) => r.Type);
-      for (const type of ['AWS::SageMaker::Endpoint', 'Custom::CDKBucketDeployment', 'Custom::MmeDeployScalingGuard', 'Custom::MmeDeployArchiveRetention']) {
+      for (const type of [
+        'AWS::SageMaker::Endpoint',
+        'Custom::CDKBucketDeployment',
+        'Custom::MmeDeployScalingGuard',
+        'Custom::MmeDeployArchiveRetention',
+      ]) {
         expect(types).toContain(type);
       }
     });

@@ -166,7 +166,9 @@ describe('autoscaling synth-time errors', () => {
 
   it('rejects a minimum of 0 and a second call', () => {
     const { endpoint } = endpointIn();
-    expect(() => endpoint.autoScaleInstanceCount({ minCapacity: 0, maxCapacity: 2 })).toThrow(/minCapacity must be a whole number of at least 1, got 0/);
+    expect(() => endpoint.autoScaleInstanceCount({ minCapacity: 0, maxCapacity: 2 })).toThrow(
+      /minCapacity must be a whole number of at least 1, got 0/,
+    );
     endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
     expect(() => endpoint.autoScaleInstanceCount({ maxCapacity: 2 })).toThrow(/already been called/);
   });
@@ -174,7 +176,9 @@ describe('autoscaling synth-time errors', () => {
   it('rejects utilization targets outside (0, 100] and bad invocation settings', () => {
     const { endpoint } = endpointIn();
     const scaling = endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
-    expect(() => scaling.scaleOnGpuUtilization('A', { targetUtilizationPercent: 0 })).toThrow(/targetUtilizationPercent must be in \(0, 100\], got 0/);
+    expect(() => scaling.scaleOnGpuUtilization('A', { targetUtilizationPercent: 0 })).toThrow(
+      /targetUtilizationPercent must be in \(0, 100\], got 0/,
+    );
     expect(() => scaling.scaleOnGpuMemoryUtilization('B', { targetUtilizationPercent: 150 })).toThrow(/got 150/);
     expect(() => scaling.scaleOnInvocations('C', { maxRequestsPerSecond: 0, safetyFactor: 2 })).toThrow(
       /maxRequestsPerSecond must be more than 0, got 0[\s\S]*safetyFactor must be in \(0, 1\], got 2/,

@@ -12,7 +12,13 @@ import { InstanceType, TritonMultiModelEndpoint } from '../../constructs';
 import { projectPath } from '../../constructs/project-path';
 import { onEvent } from '../../constructs/handlers/scaling-guard/index.js';
 
-type Resource = { Type: string; Properties?: Record<string, unknown>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+type Resource = {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 type Resources = Record<string, Resource>;
 
 /** The app's endpoint with GPU autoscaling, a step policy and a schedule, on `instanceType` and `variantName`. */
@@ -64,7 +70,7 @@ function updatePlan(before: Resources, after: Resources): string[] {
     (id) => !before[id] || JSON.stringify(before[id]!.Properties) !== JSON.stringify(after[id]!.Properties),
   );
   // A replaced resource gets a new physical ID, so whatever refers to it is updated too.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     const replaced = touched.filter((id) => before[id] && REPLACED_ON_ANY_CHANGE.has(after[id]!.Type));
     const referring = Object.keys(after).filter((id) => !touched.includes(id) && replaced.some((r) => referencesOf(after[id]!).has(r)));
     touched.push(...referring);
@@ -97,7 +103,11 @@ describe('an instance type change on an autoscaled endpoint (generated template)
   it('runs the guard before the endpoint, without the guard referring to the endpoint', () => {
     expect(after[endpoint!]!.DependsOn).toContain(guard);
     expect(dependenciesOf(after[guard!]!).has(endpoint!)).toBe(false);
-    expect(after[guard!]!.Properties).toMatchObject({ EndpointLogicalId: endpoint, VariantName: 'AllTraffic', InstanceType: 'ml.g5.xlarge' });
+    expect(after[guard!]!.Properties).toMatchObject({
+      EndpointLogicalId: endpoint,
+      VariantName: 'AllTraffic',
+      InstanceType: 'ml.g5.xlarge',
+    });
     expect(before[guard!]!.Properties).toMatchObject({ InstanceType: 'ml.g4dn.xlarge' });
   });
 
@@ -224,8 +234,12 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
   });
 
   it('does nothing when the endpoint is gone (stack deletion) or the variant is not registered', async () => {
-    cfn.on(DescribeStackResourceCommand).rejects(Object.assign(new Error('Resource MmeEndpoint8024A810 does not exist for stack S'), { name: 'ValidationError' }));
-    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({ deregistered: undefined });
+    cfn
+      .on(DescribeStackResourceCommand)
+      .rejects(Object.assign(new Error('Resource MmeEndpoint8024A810 does not exist for stack S'), { name: 'ValidationError' }));
+    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({
+      deregistered: undefined,
+    });
     cfn.reset();
     cfn.on(DescribeStackResourceCommand).resolves({
       StackResourceDetail: {

@@ -28,7 +28,9 @@ describe('TritonMmeStack without model repositories', () => {
   });
 
   it('holds the endpoint, its autoscaling (1..5 on GPU at 60 %), dashboard, alarms and logged bucket', () => {
-    const types = Object.values(template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type).sort();
+    const types = Object.values(template.toJSON().Resources as Record<string, { Type: string }>)
+      .map((r) => r.Type)
+      .sort();
     expect(types).toEqual(
       [
         'AWS::ApplicationAutoScaling::ScalableTarget',
@@ -88,7 +90,12 @@ describe('TritonMmeStack with the example repository (the app default)', () => {
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
       'AwsSolutions-L1',
     ]);
-    expect(outcome.acknowledged.filter((a) => !upload.includes(a)).map((a) => `${a.paths.join()} ${a.rule.slice(0, 30)}`).sort()).toEqual([
+    expect(
+      outcome.acknowledged
+        .filter((a) => !upload.includes(a))
+        .map((a) => `${a.paths.join()} ${a.rule.slice(0, 30)}`)
+        .sort(),
+    ).toEqual([
       'TritonMme/Custom::MmeDeployArchiveRetentionCustomResourceProvider AwsSolutions-IAM4[Policy::arn:',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM4[Policy::arn:',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM5[Resource::*]',

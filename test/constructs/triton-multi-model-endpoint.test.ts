@@ -117,7 +117,9 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
 
   it('gives the role only prefix reads, its logs, SageMaker metrics and the image pull', () => {
     template.hasResourceProperties('AWS::IAM::Role', {
-      AssumeRolePolicyDocument: { Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'sagemaker.amazonaws.com' } }] },
+      AssumeRolePolicyDocument: {
+        Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'sagemaker.amazonaws.com' } }],
+      },
       ManagedPolicyArns: Match.absent(),
     });
     const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^MmeModelBucket/), 'Arn'] };
@@ -126,50 +128,60 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
     }>;
     // Exactly these six statements, in any order.
     expect(policy.Properties.PolicyDocument.Statement).toHaveLength(6);
-    expect(policy.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
-      { Action: 's3:GetObject', Effect: 'Allow', Resource: { 'Fn::Join': ['', [bucketArn, '/models/*']] } },
-      {
-        Action: 's3:ListBucket',
-        Condition: { StringLike: { 's3:prefix': ['models/*'] } },
-        Effect: 'Allow',
-        Resource: bucketArn,
-      },
-      {
-        Action: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-        Effect: 'Allow',
-        Resource: {
-          'Fn::Join': [
-            '',
-            ['arn:', { Ref: 'AWS::Partition' }, ':logs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':log-group:/aws/sagemaker/Endpoints/*'],
-          ],
+    expect(policy.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        { Action: 's3:GetObject', Effect: 'Allow', Resource: { 'Fn::Join': ['', [bucketArn, '/models/*']] } },
+        {
+          Action: 's3:ListBucket',
+          Condition: { StringLike: { 's3:prefix': ['models/*'] } },
+          Effect: 'Allow',
+          Resource: bucketArn,
         },
-      },
-      {
-        Action: 'cloudwatch:PutMetricData',
-        Condition: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*', 'AWS/SageMaker'] } },
-        Effect: 'Allow',
-        Resource: '*',
-      },
-      {
-        Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-        Effect: 'Allow',
-        Resource: {
-          'Fn::Join': [
-            '',
-            [
-              'arn:',
-              { Ref: 'AWS::Partition' },
-              ':ecr:',
-              { Ref: 'AWS::Region' },
-              ':',
-              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
-              ':repository/sagemaker-tritonserver',
+        {
+          Action: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':logs:',
+                { Ref: 'AWS::Region' },
+                ':',
+                { Ref: 'AWS::AccountId' },
+                ':log-group:/aws/sagemaker/Endpoints/*',
+              ],
             ],
-          ],
+          },
         },
-      },
-      { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
-    ]));
+        {
+          Action: 'cloudwatch:PutMetricData',
+          Condition: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*', 'AWS/SageMaker'] } },
+          Effect: 'Allow',
+          Resource: '*',
+        },
+        {
+          Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':ecr:',
+                { Ref: 'AWS::Region' },
+                ':',
+                { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
+                ':repository/sagemaker-tritonserver',
+              ],
+            ],
+          },
+        },
+        { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
+      ]),
+    );
   });
 
   it('creates the model only after the role policy exists', () => {
@@ -195,7 +207,9 @@ describe('TritonMultiModelEndpoint in a concrete region', () => {
   });
 
   it('fails synth for a region without a known Triton image, naming the known ones', () => {
-    expect(() => stackWith({}, 'xx-east-9')).toThrow(/No SageMaker Triton image is known for region 'xx-east-9'. Known regions: .*eu-west-1/);
+    expect(() => stackWith({}, 'xx-east-9')).toThrow(
+      /No SageMaker Triton image is known for region 'xx-east-9'. Known regions: .*eu-west-1/,
+    );
   });
 });
 
@@ -285,13 +299,20 @@ describe('TritonMultiModelEndpoint props', () => {
     const stack = new Stack(app, 'S');
     const key = new kms.Key(stack, 'Key');
     const bucket = s3.Bucket.fromBucketName(stack, 'Existing', 'my-models');
-    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { modelBucket: bucket, modelPrefix: 'team/a', modelBucketEncryptionKey: key });
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+      modelBucket: bucket,
+      modelPrefix: 'team/a',
+      modelBucketEncryptionKey: key,
+    });
     expect(endpoint.prefix).toBe('team/a/');
     expect(stack.resolve(endpoint.modelDataUrl)).toBe('s3://my-models/team/a/');
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::S3::Bucket', 0);
-    const statements = (Object.values(template.findResources('AWS::IAM::Policy'))[0] as { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } })
-      .Properties.PolicyDocument.Statement;
+    const statements = (
+      Object.values(template.findResources('AWS::IAM::Policy'))[0] as {
+        Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } };
+      }
+    ).Properties.PolicyDocument.Statement;
     expect(statements).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -326,10 +347,16 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const key = new kms.Key(stack, 'VolumeKey');
-    new TritonMultiModelEndpoint(stack, 'Mme', { instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(100), volumeEncryptionKey: key });
+    new TritonMultiModelEndpoint(stack, 'Mme', {
+      instanceType: InstanceType.of('ml.p3.2xlarge'),
+      volumeSize: Size.gibibytes(100),
+      volumeEncryptionKey: key,
+    });
     const template = Template.fromStack(stack);
     expect(variant(template)).toMatchObject({ VolumeSizeInGB: 100 });
-    template.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^VolumeKey'), 'Arn'] } });
+    template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^VolumeKey'), 'Arn'] },
+    });
   });
 
   it('runs in a VPC with a new security group and the ENI permissions', () => {
@@ -343,10 +370,17 @@ describe('TritonMultiModelEndpoint props', () => {
     const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { vpc });
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::SageMaker::Model', {
-      VpcConfig: { Subnets: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }] },
+      VpcConfig: {
+        Subnets: ['subnet-0aaa1111', 'subnet-0bbb2222'],
+        SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }],
+      },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['ec2:CreateNetworkInterface', 'ec2:DescribeSubnets']), Resource: '*' })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['ec2:CreateNetworkInterface', 'ec2:DescribeSubnets']), Resource: '*' }),
+        ]),
+      },
     });
     expect(endpoint.connections.securityGroups).toHaveLength(1);
   });
@@ -370,7 +404,13 @@ describe('TritonMultiModelEndpoint props', () => {
   it('tags every resource', () => {
     const { stack } = stackWith({ tags: { team: 'ml' } });
     const template = Template.fromStack(stack);
-    for (const type of ['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Endpoint', 'AWS::IAM::Role', 'AWS::S3::Bucket']) {
+    for (const type of [
+      'AWS::SageMaker::Model',
+      'AWS::SageMaker::EndpointConfig',
+      'AWS::SageMaker::Endpoint',
+      'AWS::IAM::Role',
+      'AWS::S3::Bucket',
+    ]) {
       template.hasResourceProperties(type, { Tags: Match.arrayWith([{ Key: 'team', Value: 'ml' }]) });
     }
   });
@@ -381,7 +421,9 @@ describe('TritonMultiModelEndpoint props', () => {
     endpoint.grantInvoke(role);
     Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
-      PolicyDocument: { Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }] },
+      PolicyDocument: {
+        Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }],
+      },
     });
   });
 });
@@ -390,14 +432,20 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   const allowed = /Allowed: ml\.g4dn\.xlarge, .*ml\.p2\.xlarge\./;
 
   it('rejects a multi-GPU type, naming the allowed ones', () => {
-    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(/'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(
+      /'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/,
+    );
     expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(allowed);
   });
 
   it('rejects a CPU type and a type AWS does not list for GPU MMEs', () => {
-    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') })).toThrow(/'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') })).toThrow(
+      /'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/,
+    );
     expect(() => stackWith({ instanceType: InstanceType.of('g4dn.xlarge') })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
-    expect(() => stackWith({ instanceType: InstanceType.of('ml.g6.xlarge') })).toThrow(/'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g6.xlarge') })).toThrow(
+      /'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/,
+    );
   });
 
   it('rejects a volume size and a volume key on NVMe instances, pointing to SSE-KMS on the bucket', () => {
@@ -416,13 +464,17 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   });
 
   it('rejects an EBS volume size outside 1–512 GiB', () => {
-    expect(() => stackWith({ instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(600) })).toThrow(/volumeSize must be a whole number of GiB from 1 to 512, got 600/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(600) })).toThrow(
+      /volumeSize must be a whole number of GiB from 1 to 512, got 600/,
+    );
   });
 
   it('rejects timeouts outside 60–3600 s', () => {
     expect(() =>
       stackWith({ containerStartupHealthCheckTimeout: Duration.seconds(30), modelDataDownloadTimeout: Duration.hours(2) }),
-    ).toThrow(/containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*modelDataDownloadTimeout .* got 2 hours/);
+    ).toThrow(
+      /containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*modelDataDownloadTimeout .* got 2 hours/,
+    );
   });
 
   it('rejects a bad instance count, endpoint name and prefix, all in one error', () => {
@@ -457,7 +509,10 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
 
   it('rejects an extra variable that repeats a typed knob or turns multi-model mode off', () => {
     expect(() =>
-      stackWith({ environment: { threadCount: 4 }, extraEnvironment: { SAGEMAKER_TRITON_THREAD_COUNT: '8', SAGEMAKER_MULTI_MODEL: 'false' } }),
+      stackWith({
+        environment: { threadCount: 4 },
+        extraEnvironment: { SAGEMAKER_TRITON_THREAD_COUNT: '8', SAGEMAKER_MULTI_MODEL: 'false' },
+      }),
     ).toThrow(/extraEnvironment.SAGEMAKER_TRITON_THREAD_COUNT repeats a variable[\s\S]*SAGEMAKER_MULTI_MODEL must stay "true"/);
   });
 
@@ -468,7 +523,9 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   });
 
   it('rejects subnets or security groups without a VPC', () => {
-    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toThrow(/vpcSubnets and securityGroups need vpc/);
+    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toThrow(
+      /vpcSubnets and securityGroups need vpc/,
+    );
   });
 
   it('has no connections without a VPC', () => {

@@ -11,7 +11,12 @@ const { S3Client, DeleteObjectsCommand, paginateListObjectsV2 } = require('@aws-
 
 /**
  * @typedef {{ Prefix: string, Pattern: string, Live: string }} ArchiveSpec
- * @typedef {{ Bucket: string, Archives: ArchiveSpec[], KeepVersions?: string | number, KeepForSeconds?: string | number }} RetentionProperties
+ * @typedef {{
+ *   Bucket: string,
+ *   Archives: ArchiveSpec[],
+ *   KeepVersions?: string | number,
+ *   KeepForSeconds?: string | number,
+ * }} RetentionProperties
  * @typedef {{ RequestType: 'Create' | 'Update' | 'Delete', ResourceProperties: RetentionProperties }} RetentionEvent
  * @typedef {{ Key: string, LastModified: Date }} Version
  */
@@ -78,7 +83,9 @@ async function listVersions(s3, bucket, archive) {
   const versions = [];
   for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket: bucket, Prefix: archive.Prefix })) {
     for (const object of page.Contents ?? []) {
-      if (object.Key && object.LastModified && pattern.test(object.Key)) versions.push({ Key: object.Key, LastModified: object.LastModified });
+      if (object.Key && object.LastModified && pattern.test(object.Key)) {
+        versions.push({ Key: object.Key, LastModified: object.LastModified });
+      }
     }
   }
   return versions;
