@@ -1,11 +1,12 @@
 // Walks a model repository and lists what goes into its archive, in archive order, refusing what cannot be packed
-// safely (links that leave the repository, devices, FIFOs, sockets) as diagnostics.
+// safely (links that leave the repository, devices, FIFOs, sockets, names an extractor refuses) as diagnostics.
 
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Diagnostic, sortDiagnostics } from '../diagnostics';
 import { isInside } from '../paths';
+import { archivePathProblem } from './entry-names';
 import { excludedReason } from './exclusions';
 
 /** One archive member. */
@@ -19,6 +20,17 @@ export interface ArchiveEntry {
   readonly size: number;
   /** Whether the file has any execute bit; it decides between modes 0755 and 0644. */
   readonly executable: boolean;
+  /**
+   * Device and inode of the file collected (files only). The packer refuses to pack a file whose opened inode
+   * differs, so a file swapped (for a link to something outside, say) after collection is never read.
+   */
+  readonly identity?: FileIdentity;
+}
+
+/** Which file on which device: what stays the same however the file is reached. */
+export interface FileIdentity {
+  readonly dev: number;
+  readonly ino: number;
 }
 
 export interface CollectOptions {
@@ -82,12 +94,28 @@ class RepositoryWalk {
 
   /** Walks `dirReal` (a real path), whose entries appear under `relDir`; `chain` holds the real paths walked into. */
   async directory(dirReal: string, relDir: string, chain: readonly string[]): Promise<void> {
-    let names: string[];
+    let rawNames: Buffer[];
     try {
-      names = await readdir(dirReal);
+      // As bytes: a name that is not valid UTF-8 would otherwise come back with U+FFFD and be missing (ENOENT).
+      rawNames = await readdir(dirReal, { encoding: 'buffer' });
     } catch (err) {
       this.problem('unreadable', relDir || '.', `Cannot read directory ${relDir || '.'}: ${errorText(err)}.`);
       return;
+    }
+    const names: string[] = [];
+    for (const raw of rawNames) {
+      const name = utf8Name(raw);
+      if (name !== undefined) {
+        names.push(name);
+        continue;
+      }
+      const shown = `${relDir ? `${relDir}/` : ''}${escapedName(raw)}`;
+      this.problem(
+        'name-not-utf8',
+        shown,
+        `${shown} has a name that is not valid UTF-8; archive names are UTF-8, so no extractor would recreate it. ` +
+          'Rename it (for example with convmv, or mv in a UTF-8 shell).',
+      );
     }
     await Promise.all(names.map((name) => this.member(dirReal, name, relDir ? `${relDir}/${name}` : name, chain)));
   }
@@ -95,6 +123,11 @@ class RepositoryWalk {
   private async member(dirReal: string, name: string, relPath: string, chain: readonly string[]): Promise<void> {
     if (excludedReason(name)) {
       this.excluded.push(relPath);
+      return;
+    }
+    const nameProblem = archivePathProblem(relPath);
+    if (nameProblem) {
+      this.problem('unsafe-name', relPath, `${relPath} ${nameProblem}: extractors refuse or misplace such a name. Rename it.`);
       return;
     }
     const absolute = join(dirReal, name);
@@ -174,7 +207,14 @@ class RepositoryWalk {
   }
 
   private file(source: string, relPath: string, stats: Stats): void {
-    this.entries.push({ path: relPath, type: 'file', source, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
+    this.entries.push({
+      path: relPath,
+      type: 'file',
+      source,
+      size: stats.size,
+      executable: (stats.mode & 0o111) !== 0,
+      identity: { dev: stats.dev, ino: stats.ino },
+    });
     if (stats.nlink > 1) {
       const key = `${stats.dev}:${stats.ino}`;
       const known = this.hardLinks.get(key);
@@ -236,6 +276,22 @@ class RepositoryWalk {
 /** Bytewise (UTF-8) order, the same on every machine and locale. */
 export function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The name as a string, or undefined when its bytes are not valid UTF-8. */
+function utf8Name(raw: Buffer): string | undefined {
+  try {
+    return UTF8.decode(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A name with every byte outside printable ASCII shown as \xNN (as bash's $'...' quoting does), for messages. */
+function escapedName(raw: Buffer): string {
+  return [...raw].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
 }
 
 function errorText(err: unknown): string {

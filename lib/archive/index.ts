@@ -2,7 +2,8 @@
 // write that atomically, and read or safely extract tar.gz archives.
 
 export { collectEntries, compareBytes } from './collect';
-export type { ArchiveEntry, CollectOptions, CollectResult } from './collect';
+export type { ArchiveEntry, CollectOptions, CollectResult, FileIdentity } from './collect';
+export { archivePathProblem } from './entry-names';
 export { excludedPathReason, excludedReason } from './exclusions';
 export { createTarGzStream } from './tar-gz';
 export type { TarGzOptions } from './tar-gz';

@@ -1,9 +1,11 @@
 // The deterministic streaming tar.gz writer: same entries in, same bytes out, on any machine and however the
 // compression work is scheduled; memory stays flat whatever the model size.
 
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
+import { MmeError } from '../errors';
 import type { ArchiveEntry } from './collect';
 import { crc32 } from './crc32';
 import { chooseEncoding, deflateSpan, deflateSpanSync, storedBlocks } from './deflate-span';
@@ -35,7 +37,8 @@ export interface TarGzOptions {
  * Streams `entries` as a tar.gz: POSIX ustar (PAX records for long or non-ASCII paths and files over 8 GiB), in the
  * given order, mtime 0, uid/gid 0, no user or group names, mode 0755 for directories and executables and 0644 for
  * other files; one gzip member with mtime 0 and no file name. Files are read as the stream is consumed, so
- * back-pressure holds memory to a few spans. The stream errors if a file changes size while it is packed.
+ * back-pressure holds memory to a few spans. The stream errors (MmeError UNREADABLE) if a file cannot be opened, is
+ * no longer the file that was collected (another inode, or a symbolic link now), or changes size while it is packed.
  *
  * The bytes depend only on the entries, the files' contents and the level, not on timing or `workers`. Text spans go
  * through the zlib bundled with Node.js, whose match finder can differ between Node.js releases (and between CPU
@@ -46,7 +49,7 @@ export interface TarGzOptions {
 export function createTarGzStream(entries: readonly ArchiveEntry[], options: TarGzOptions = {}): Readable {
   const level = options.level ?? 6;
   if (!Number.isInteger(level) || level < 0 || level > 9) {
-    throw new RangeError(`Compression level must be an integer from 0 to 9, got ${level}.`);
+    throw new MmeError('USAGE', `Compression level must be an integer from 0 to 9, got ${level}.`);
   }
   const small = entries.reduce((sum, entry) => sum + entry.size + TAR_BLOCK, 0) <= 2 * SPAN;
   const workers = options.workers ?? (small ? 0 : Math.min(availableParallelism(), 4));
@@ -141,8 +144,8 @@ async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffe
     const mode = entry.type === 'directory' || entry.executable ? 0o755 : 0o644;
     yield* put(encodeHeaders({ path: entry.path, type: entry.type, size: entry.size, mode }));
     if (entry.type !== 'file' || entry.size === 0) continue;
-    if (!entry.source) throw new Error(`Archive entry ${entry.path} is a file without a source path.`);
-    const file = await open(entry.source, 'r');
+    if (!entry.source) throw new MmeError('USAGE', `Archive entry ${entry.path} is a file without a source path.`);
+    const file = await openCollected(entry);
     try {
       let position = 0;
       while (position < entry.size) {
@@ -159,6 +162,9 @@ async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffe
         }
       }
       if ((await file.stat()).size !== entry.size) throw changedWhilePacking(entry);
+    } catch (err) {
+      if (err instanceof MmeError) throw err;
+      throw new MmeError('UNREADABLE', `Cannot read ${entry.source}: ${(err as Error).message}.`, { cause: err });
     } finally {
       await file.close();
     }
@@ -168,8 +174,41 @@ async function* tarSpans(entries: readonly ArchiveEntry[], allocate: () => Buffe
   if (used > 0) yield span.subarray(0, used);
 }
 
-function changedWhilePacking(entry: ArchiveEntry): Error {
-  return new Error(
+/**
+ * Opens a collected file for reading, refusing one that is no longer what was collected: O_NOFOLLOW refuses a file
+ * turned into a symbolic link, and the device and inode, compared on the open descriptor, catch a file or a parent
+ * directory replaced since. Either way the bytes packed are those of the file collected, or none.
+ */
+async function openCollected(entry: ArchiveEntry) {
+  let file;
+  try {
+    file = await open(entry.source!, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw replacedWhilePacking(entry, 'a symbolic link');
+    throw new MmeError('UNREADABLE', `Cannot read ${entry.source}: ${(err as Error).message}.`, { cause: err });
+  }
+  if (entry.identity) {
+    const stats = await file.stat();
+    if (stats.dev !== entry.identity.dev || stats.ino !== entry.identity.ino || !stats.isFile()) {
+      await file.close();
+      throw replacedWhilePacking(entry, 'another file');
+    }
+  }
+  return file;
+}
+
+function replacedWhilePacking(entry: ArchiveEntry, what: string): MmeError {
+  return new MmeError(
+    'UNREADABLE',
+    `${entry.source} was replaced by ${what} after the repository was listed; nothing of it was packed. ` +
+      'Make sure nothing changes the repository while it is packed, then package again.',
+  );
+}
+
+function changedWhilePacking(entry: ArchiveEntry): MmeError {
+  return new MmeError(
+    'UNREADABLE',
     `${entry.source} changed size while it was being packed (expected ${entry.size} bytes). ` +
       'Wait until whatever writes it has finished, then package again.',
   );

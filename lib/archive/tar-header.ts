@@ -1,6 +1,8 @@
 // The tar byte layout in one place: ustar header blocks and PAX extended records, encoded by the packer and
 // decoded by the reader (POSIX.1-2001 pax format; GNU long-name entries are decoded too).
 
+import { invalidArchive } from './archive-error';
+
 export const TAR_BLOCK = 512;
 
 /** The largest size the 11-digit octal ustar field holds (8 GiB - 1); larger files get a PAX `size` record. */
@@ -92,25 +94,43 @@ function checksum(block: Buffer): number {
   return sum;
 }
 
+/** The checksum as tars that summed signed chars computed it. */
+function signedChecksum(block: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < TAR_BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i]! << 24) >> 24;
+  return sum;
+}
+
 /** One header block as stored, before PAX/GNU overrides are applied. */
 export interface DecodedHeader {
   readonly name: string;
   readonly mode: number;
+  /** The size field: a finite integer >= 0 (anything else is refused as TAR_BAD_SIZE). */
   readonly size: number;
-  readonly mtime: number;
   readonly typeflag: string;
   readonly linkName: string;
 }
 
 /**
- * Decodes a header block; `undefined` for an all-zero block (end of archive). Throws when the checksum does not
- * match, which is how a file that is not a tar (or a corrupt one) shows itself.
+ * Decodes a header block; `undefined` for an all-zero block (end of archive). Throws an MmeError when the checksum
+ * does not match (how a file that is not a tar, or a corrupt one, shows itself: TAR_BAD_ARCHIVE) or when the size
+ * or mode field is not a number (TAR_BAD_SIZE, TAR_BAD_ARCHIVE). `offset` is the block's position, for messages.
  */
 export function decodeHeader(block: Buffer, offset: number): DecodedHeader | undefined {
-  if (block.every((byte) => byte === 0)) return undefined;
+  if (block.equals(ZERO_BLOCK)) return undefined;
   const stored = readNumber(block, 148, 8);
-  if (stored !== checksum(block)) {
-    throw new Error(`Not a valid tar archive: header checksum mismatch at byte ${offset}.`);
+  // GNU tar accepts the sum of the bytes taken as unsigned (POSIX) or as signed chars, which some old tars wrote
+  // (GNU tar src/list.c, tar_checksum()).
+  if (stored === undefined || (stored !== checksum(block) && stored !== signedChecksum(block))) {
+    throw invalidArchive(`not a valid tar archive: header checksum mismatch at byte ${offset}`);
+  }
+  const size = readNumber(block, 124, 12);
+  if (size === undefined) {
+    throw invalidArchive(`not a valid tar archive: bad size at byte ${offset} (size field ${fieldText(block, 124, 12)})`, 'TAR_BAD_SIZE');
+  }
+  const mode = readNumber(block, 100, 8, true);
+  if (mode === undefined) {
+    throw invalidArchive(`not a valid tar archive: bad mode at byte ${offset} (mode field ${fieldText(block, 100, 8)})`);
   }
   const magic = block.toString('latin1', 257, 263);
   let name = readString(block, 0, NAME_FIELD);
@@ -121,32 +141,66 @@ export function decodeHeader(block: Buffer, offset: number): DecodedHeader | und
   }
   return {
     name,
-    mode: readNumber(block, 100, 8),
-    size: readNumber(block, 124, 12),
-    mtime: readNumber(block, 136, 12),
+    mode,
+    size,
     typeflag: String.fromCharCode(block[156]!),
     linkName: readString(block, 157, NAME_FIELD),
   };
 }
 
-/** Parses the records of a PAX extended header into key → value (later keys win). */
-export function parsePaxRecords(data: Buffer): Map<string, string> {
-  const records = new Map<string, string>();
+/** The PAX records a reader acts on or must refuse; others (times, owners, xattrs, comments) are checked for syntax only. */
+export type PaxRecords = Map<string, string>;
+
+/**
+ * Parses a PAX extended header's data, records of the form `"<length> <keyword>=<value>\n"` where `<length>` is the
+ * decimal byte count of the whole record (POSIX.1-2017 pax, "pax Extended Header"). Any record that breaks that
+ * form is an error, as in GNU tar (src/xheader.c, decode_record(): "Malformed extended header: missing length",
+ * "missing blank after length", "missing equal sign", "missing newline"); `offset` places the data for messages.
+ * Later records with the same keyword win.
+ */
+export function parsePaxRecords(data: Buffer, offset = 0): PaxRecords {
+  const records: PaxRecords = new Map();
   let position = 0;
+  const malformed = (what: string) =>
+    invalidArchive(`not a valid tar archive: malformed PAX extended header at byte ${offset + position} (${what})`);
   while (position < data.length) {
-    const space = data.indexOf(0x20, position);
-    if (space < 0) break;
-    const length = Number.parseInt(data.toString('latin1', position, space), 10);
-    if (!Number.isInteger(length) || length <= 0 || position + length > data.length) {
-      throw new Error('Not a valid tar archive: malformed PAX extended header.');
+    let cursor = position;
+    let length = 0;
+    while (cursor < data.length && data[cursor]! >= DIGIT_0 && data[cursor]! <= DIGIT_9) {
+      length = Math.min(length * 10 + data[cursor]! - DIGIT_0, Number.MAX_SAFE_INTEGER);
+      cursor++;
     }
-    const record = data.toString('utf8', space + 1, position + length - 1);
-    const equals = record.indexOf('=');
-    if (equals > 0) records.set(record.slice(0, equals), record.slice(equals + 1));
-    position += length;
+    if (cursor === position) throw malformed('missing length');
+    if (data[cursor] !== SPACE) throw malformed('missing blank after length');
+    const end = position + length;
+    // The shortest record after the blank is "k=\n".
+    if (end > data.length || end < cursor + 4) throw malformed(`record length ${length} out of range`);
+    if (data[end - 1] !== NEWLINE) throw malformed('missing newline');
+    const equals = data.indexOf(EQUALS, cursor + 1);
+    if (equals < 0 || equals >= end - 1) throw malformed('missing equal sign');
+    if (equals === cursor + 1) throw malformed('empty keyword');
+    records.set(data.toString('utf8', cursor + 1, equals), data.toString('utf8', equals + 1, end - 1));
+    position = end;
   }
   return records;
 }
+
+/** A PAX `size` value: decimal digits only (POSIX: "expressed as a decimal number"), at most 2^53 - 1. */
+export function paxSize(value: string): number | undefined {
+  if (!/^[0-9]+$/.test(value)) return undefined;
+  const size = Number(value);
+  return Number.isSafeInteger(size) ? size : undefined;
+}
+
+const ZERO_BLOCK = Buffer.alloc(TAR_BLOCK);
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+const EQUALS = 0x3d;
+const DIGIT_0 = 0x30;
+const DIGIT_7 = 0x37;
+const DIGIT_9 = 0x39;
+const BASE256 = 0x80;
+const BASE256_NEGATIVE = 0x40;
 
 function readString(block: Buffer, offset: number, length: number): string {
   const field = block.subarray(offset, offset + length);
@@ -154,13 +208,33 @@ function readString(block: Buffer, offset: number, length: number): string {
   return field.toString('utf8', 0, end < 0 ? length : end);
 }
 
-/** Octal ASCII, or GNU base-256 when the first byte has its high bit set (sizes over 8 GiB). */
-function readNumber(block: Buffer, offset: number, length: number): number {
-  if (block[offset]! & 0x80) {
-    let value = block[offset]! & 0x7f;
+/**
+ * A numeric field as GNU tar reads it (src/list.c, from_header()): leading blanks, octal digits, then NUL or blank
+ * to the end of the field; or GNU base-256 when the first byte has its high bit set, the next bit being the sign.
+ * `undefined` for anything else, a negative value or one beyond 2^53 - 1: a size like that would make a reader loop
+ * or skip the rest of the archive. An empty field is 0 only where `emptyIsZero` says so (the mode).
+ */
+function readNumber(block: Buffer, offset: number, length: number, emptyIsZero = false): number | undefined {
+  const first = block[offset]!;
+  if (first & BASE256) {
+    if (first & BASE256_NEGATIVE) return undefined;
+    let value = first & (BASE256_NEGATIVE - 1);
     for (let i = 1; i < length; i++) value = value * 256 + block[offset + i]!;
-    return value;
+    return Number.isSafeInteger(value) ? value : undefined;
   }
-  const text = block.toString('latin1', offset, offset + length).replace(/[\u0000 ]+$/, '').trim();
-  return text === '' ? 0 : Number.parseInt(text, 8);
+  const end = offset + length;
+  let i = offset;
+  while (i < end && block[i] === SPACE) i++;
+  const start = i;
+  let value = 0;
+  for (; i < end && block[i]! >= DIGIT_0 && block[i]! <= DIGIT_7; i++) value = value * 8 + block[i]! - DIGIT_0;
+  const digits = i - start;
+  while (i < end && (block[i] === 0 || block[i] === SPACE)) i++;
+  if (i !== end || (digits === 0 && !emptyIsZero)) return undefined;
+  return value;
+}
+
+/** The raw bytes of a field, quoted and escaped for a message. */
+function fieldText(block: Buffer, offset: number, length: number): string {
+  return JSON.stringify(block.toString('latin1', offset, offset + length));
 }

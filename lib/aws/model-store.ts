@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { MmeError } from '../errors';
+import { targetModelNameProblem } from '../repository/mme-rules';
 import { CliError } from '../user-errors';
 import { explainAwsError, isNotFound, awsErrorName, httpStatus } from './aws-errors';
 import { loadLibStorage, loadS3 } from './aws-clients';
@@ -15,6 +17,17 @@ export interface StoredModel {
   readonly key: string;
   readonly size: number;
   readonly lastModified?: Date;
+  /**
+   * Set when the key below the prefix is not a usable TargetModel name (`sub/x.tar.gz`): SageMaker cannot load it
+   * and `remove` refuses it, by the same rule (targetModelNameProblem).
+   */
+  readonly problem?: string;
+}
+
+/** Throws USAGE unless `targetModel` names one object below the prefix, never the prefix itself or a parent. */
+function checkName(targetModel: string): void {
+  const problem = targetModelNameProblem(targetModel);
+  if (problem) throw new MmeError('USAGE', problem);
 }
 
 interface Context {
@@ -29,6 +42,7 @@ export async function headTargetModel(
   targetModel: string,
   context: Context = {},
 ): Promise<StoredModel | undefined> {
+  checkName(targetModel);
   const { HeadObjectCommand } = loadS3();
   const key = objectKey(location, targetModel);
   try {
@@ -54,9 +68,12 @@ export async function* listTargetModels(client: S3Client, location: ModelLocatio
     for await (const page of paginateListObjectsV2({ client }, { Bucket: location.bucket, Prefix: location.prefix })) {
       for (const object of page.Contents ?? []) {
         if (!object.Key || object.Key === location.prefix) continue;
+        const targetModel = object.Key.slice(location.prefix.length);
+        const problem = targetModelNameProblem(targetModel);
         yield {
-          targetModel: object.Key.slice(location.prefix.length),
+          targetModel,
           key: object.Key,
+          ...(problem ? { problem } : {}),
           size: object.Size ?? 0,
           ...(object.LastModified ? { lastModified: object.LastModified } : {}),
         };
@@ -68,6 +85,7 @@ export async function* listTargetModels(client: S3Client, location: ModelLocatio
 }
 
 export async function deleteTargetModel(client: S3Client, location: ModelLocation, targetModel: string, context: Context = {}): Promise<void> {
+  checkName(targetModel);
   const { DeleteObjectCommand } = loadS3();
   try {
     await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: objectKey(location, targetModel) }));

@@ -16,16 +16,19 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
     let count = 0;
     let total = 0;
     const models = [];
+    // Objects whose key is no TargetModel name (`sub/x.tar.gz`): shown, marked, and explained once at the end.
+    const notTargetModels: string[] = [];
     for await (const model of listTargetModels(s3, location, connection)) {
       count += 1;
       total += model.size;
       if (options.json) {
-        models.push({ targetModel: model.targetModel, size: model.size, lastModified: model.lastModified?.toISOString() ?? null });
+        models.push({ targetModel: model.targetModel, size: model.size, lastModified: model.lastModified?.toISOString() ?? null, ...(model.problem ? { problem: model.problem } : {}) });
         continue;
       }
       if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);
       const when = model.lastModified ? model.lastModified.toISOString().slice(0, 19).replace('T', ' ') : '-';
-      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ${model.targetModel}\n`);
+      if (model.problem) notTargetModels.push(model.problem);
+      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
     }
     const where = s3Url(location);
     if (options.json) {
@@ -34,6 +37,9 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
       io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${options.endpoint ? `--endpoint ${options.endpoint}` : `--s3 ${where}`}\n`);
     } else {
       io.stdout(`${count} model${count === 1 ? '' : 's'}, ${formatBytes(total)} under ${where}\n`);
+      if (notTargetModels.length > 0) {
+        io.stdout(`${notTargetModels.length} object(s) marked (not a TargetModel) cannot be loaded, invoked or removed by name: ${notTargetModels[0]} Delete them with \`aws s3 rm\`.\n`);
+      }
     }
     return ExitCode.Ok;
   } finally {

@@ -1,11 +1,12 @@
 // `mme-deploy package <repo> [-o out.tar.gz] [--name T] [--level 0-9] [--json]`: validate with the MME rules, then
 // write the archive atomically (temp file beside the target, renamed on success; Ctrl-C leaves nothing behind).
 
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, relative, resolve } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
 import { countSummary } from '../diagnostics';
+import { isMmeError, MmeError } from '../errors';
 import { isInside } from '../paths';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
@@ -44,7 +45,8 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
     written = await writeStreamAtomically(result.stream, output, { hash: false, ...(signal ? { signal } : {}) });
   } catch (err) {
     result.stream.destroy();
-    if ((err as Error).name === 'AbortError') throw new CliError('interrupted: no archive was written.', 130);
+    if (isMmeError(err, 'ABORTED')) throw new MmeError('ABORTED', 'interrupted: no archive was written.');
+    if (isMmeError(err)) throw err;
     throw new CliError(`could not write ${output}: ${(err as Error).message}. Nothing was written.`);
   }
   const manifest = await result.manifest;
@@ -108,9 +110,18 @@ function checkOutputPath(output: string, repo: string) {
     throw new UsageError(message);
   };
   if (!output.endsWith('.tar.gz')) fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
-  if (isInside(repo, output)) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
   if (existsSync(output) && statSync(output).isDirectory()) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
   if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
+  // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
+  if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 export function formatBytes(bytes: number): string {

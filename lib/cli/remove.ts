@@ -14,7 +14,11 @@ export async function runRemove(targetModel: string, options: RemoveOptions, io:
   const { resolveModelLocation } = require('../aws/endpoint') as typeof import('../aws/endpoint');
   const { deleteTargetModel, headTargetModel } = require('../aws/model-store') as typeof import('../aws/model-store');
   const { s3Url } = require('../aws/s3-location') as typeof import('../aws/s3-location');
-  if (targetModel.includes('/')) throw new UsageError(`TargetModel '${targetModel}' contains '/'; give the name as \`mme-deploy list\` shows it.`);
+  const { targetModelNameProblem } = require('../repository/mme-rules') as typeof import('../repository/mme-rules');
+  const problem = targetModelNameProblem(targetModel);
+  if (problem) {
+    throw new UsageError(`${problem} \`remove\` deletes TargetModels only (\`mme-deploy list\` marks other objects); delete those with \`aws s3 rm\`.`);
+  }
   const connection = connectionOf(options);
   const { location } = await resolveModelLocation({ ...options, ...connection });
   const s3 = createS3Client(connection);

@@ -8,8 +8,9 @@ import type { Readable } from 'node:stream';
 import { excludedReason } from '../archive/exclusions';
 import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
-import { parseModelConfig } from '../config/parse';
+import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import type { Diagnostic } from '../diagnostics';
+import { isMmeError, MmeError } from '../errors';
 import { validateRepository } from '../repository/validate';
 import type { ModelFile, TritonModelFiles } from './memory-estimate';
 
@@ -38,32 +39,38 @@ export async function readBundle(path: string): Promise<{ bundle?: BundleFiles; 
 
 async function readArchive(path: string, size: number): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
   const name = basename(path);
-  const files: ModelFile[] = [];
+  const tally = new ArchiveFiles();
   const configs = new Map<string, string>();
   try {
     await readTarGz(path, async (entry, content) => {
       if (entry.type !== 'file') return;
-      files.push({ path: entry.path, size: entry.size });
+      tally.add(entry.path, entry.size);
       if (entry.path === 'config.pbtxt' || /^[^/]+\/config\.pbtxt$/.test(entry.path)) {
+        // Only configs are read into memory, and no more of them than the validator accepts.
+        if (entry.size > MAX_CONFIG_BYTES) {
+          throw new MmeError(
+            'INVALID',
+            `${entry.path} in the archive is ${entry.size} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} ` +
+              'bytes here. Check that this is really a config.pbtxt.',
+          );
+        }
         configs.set(entry.path, await readText(content));
       }
     });
   } catch (err) {
+    const unreadable = isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE');
     return {
       diagnostics: [
         {
           severity: 'error',
-          code: 'plan-unreadable-archive',
-          message:
-            `cannot read ${path} as a tar.gz archive: ${(err as Error).message} ` +
-            'Pass a TargetModel archive or a model repository directory.',
+          code: unreadable ? 'plan-unreadable-input' : 'plan-unreadable-archive',
+          message: `cannot read ${path}: ${(err as Error).message}`,
           file: name,
         },
       ],
     };
   }
-  const { models, diagnostics } = groupModels(name, files, configs);
-  const extractedBytes = files.reduce((sum, f) => sum + f.size, 0);
+  const { models, diagnostics } = groupModels(name, tally.files(), configs);
   return {
     bundle: {
       name,
@@ -71,7 +78,7 @@ async function readArchive(path: string, size: number): Promise<{ bundle?: Bundl
       kind: 'archive',
       archiveBytes: size,
       archiveBytesEstimated: false,
-      extractedBytes,
+      extractedBytes: tally.bytes,
       models,
     },
     diagnostics,
@@ -139,6 +146,53 @@ async function walk(root: string, relative: string, out: ModelFile[]): Promise<v
     else if (info.isFile()) out.push({ path: child, size: (await stat(join(root, child))).size });
   }
 }
+
+/**
+ * An archive's files as the memory estimate reads them, in memory that does not grow with the number of files:
+ * files whose names it looks at (`model.*` and what is below it, `*.py`, conda-pack archives) one by one, up to
+ * KEPT_FILES, and all others summed per directory two levels deep, as one file `m/1/(N files)` that counts for its
+ * version like the files it stands for. An archive of a million small files then costs a few MB, not 300.
+ */
+class ArchiveFiles {
+  bytes = 0;
+  private readonly kept: ModelFile[] = [];
+  private readonly sums = new Map<string, { size: number; count: number }>();
+
+  add(path: string, size: number): void {
+    this.bytes += size;
+    const segments = path.split('/');
+    const name = segments[segments.length - 1]!;
+    const looked = segments.some((s) => s.startsWith('model.')) || name.endsWith('.py') || /\.(tar\.gz|tgz|tar)$/.test(name);
+    if (looked && this.kept.length < KEPT_FILES) {
+      this.kept.push({ path, size });
+      return;
+    }
+    const directory = segments.slice(0, Math.min(2, segments.length - 1)).join('/');
+    if (!this.sums.has(directory) && this.sums.size >= SUMMED_DIRECTORIES) {
+      throw new MmeError(
+        'INVALID',
+        `the archive holds files in more than ${SUMMED_DIRECTORIES} directories; a TargetModel archive holds a few ` +
+          'model directories (SageMaker warns above 5). Plan one archive per model.',
+      );
+    }
+    const sum = this.sums.get(directory) ?? { size: 0, count: 0 };
+    sum.size += size;
+    sum.count += 1;
+    this.sums.set(directory, sum);
+  }
+
+  files(): ModelFile[] {
+    const summed = [...this.sums].map(([directory, sum]) => ({
+      path: `${directory ? `${directory}/` : ''}(${sum.count} files)`,
+      size: sum.size,
+    }));
+    return [...this.kept, ...summed];
+  }
+}
+
+/** Files kept one by one, and directories summed, before ArchiveFiles stops growing (a few MB each). */
+const KEPT_FILES = 100_000;
+const SUMMED_DIRECTORIES = 100_000;
 
 /**
  * Splits an archive's files into Triton models: each top-level directory with a config.pbtxt is one model; a

@@ -2,7 +2,7 @@
 // model directory, otherwise each subdirectory is a model. Reads and parses each config and names the version
 // directories Triton would load. Synchronous on purpose: ten thousand small directories are read fastest that way.
 
-import { Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
+import { Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
@@ -54,6 +54,16 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
 
   const models: LoadedModel[] = [];
   for (const entry of entries) {
+    // readdir decodes names as UTF-8, replacing bytes that are not with U+FFFD: such a name leads nowhere.
+    if (entry.name.includes('\uFFFD') && !existsSync(join(root, entry.name))) {
+      diagnostics.push({
+        severity: 'error',
+        code: 'name-not-utf8',
+        message: `'${entry.name}' has a name that is not valid UTF-8 (shown with \uFFFD); model and archive names are UTF-8. Rename it.`,
+        file: entry.name,
+      });
+      continue;
+    }
     if (ignore(entry.name) || !isDirectory(root, entry)) continue;
     if (isStrayDirectory(entry.name)) {
       const message =

@@ -36,20 +36,33 @@ export function defaultTargetModel(root: string): string {
   return `${name}.tar.gz`;
 }
 
-/** TargetModel naming rules: the S3 key below the endpoint's prefix, also Triton's model name. */
-export function targetModelProblems(targetModel: string): string | undefined {
-  if (targetModel.includes('/')) {
-    return `TargetModel '${targetModel}' contains '/': Triton refuses it ("invalid model name '${targetModel}', model name ` +
-      `must not contain path traversal characters"). Use a flat name such as '${targetModel.split('/').pop()}'.`;
+/**
+ * Why `name` cannot be a TargetModel at all, or undefined: the one rule `push`, `list` and `remove` share, so that
+ * every name `list` shows as a TargetModel is one `remove` accepts. A TargetModel is the S3 key below the endpoint's
+ * prefix and Triton's model name: Triton refuses names with '/' or equal to '..' (ValidateModelName, see
+ * sagemaker-mme-contract.md §3), and '' or '.' would name the prefix itself.
+ */
+export function targetModelNameProblem(name: string): string | undefined {
+  const triton = `Triton refuses it ("invalid model name '${name}', model name must not contain path traversal characters")`;
+  if (name.trim() === '') {
+    return `TargetModel '${name}' is empty: it would name the endpoint's S3 prefix itself. Give the name \`mme-deploy list\` shows.`;
   }
+  if (name === '.' || name === '..') return `TargetModel '${name}' is a path segment, not a name; ${triton}.`;
+  if (name.includes('/')) return `TargetModel '${name}' contains '/': ${triton}. Use a flat name such as '${name.split('/').pop()}'.`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(name)) return `TargetModel '${name}' contains control ` +
+    `characters or a backslash; use letters, digits, '.', '-' and '_'.`;
+  return undefined;
+}
+
+/** The rules for a TargetModel `push` uploads: a usable name (targetModelNameProblem) that ends in .tar.gz. */
+export function targetModelProblems(targetModel: string): string | undefined {
+  const nameProblem = targetModelNameProblem(targetModel);
+  if (nameProblem) return nameProblem;
   if (!targetModel.endsWith('.tar.gz') || targetModel === '.tar.gz') {
     return `TargetModel '${targetModel}' must end in '.tar.gz': SageMaker downloads and extracts it as a gzip tarball. ` +
       `Use '${targetModel.replace(/\.(tgz|tar|gz)$/, '')}.tar.gz'.`;
   }
-  if (targetModel.trim() === '' || targetModel === '..') return `TargetModel '${targetModel}' is not a usable name.`;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f\\]/.test(targetModel)) return `TargetModel '${targetModel}' contains control ` +
-    `characters or a backslash; use letters, digits, '.', '-' and '_'.`;
   return undefined;
 }
 

@@ -42,7 +42,8 @@ export function diskFiles(): ModelFiles {
       if (!texts.has(path)) {
         let text: string | undefined;
         try {
-          text = readFileSync(path, 'utf8');
+          // Only a regular file: reading a FIFO would wait forever for a writer.
+          text = statSync(path, { throwIfNoEntry: false })?.isFile() ? readFileSync(path, 'utf8') : undefined;
         } catch {
           text = undefined;
         }

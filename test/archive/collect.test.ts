@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { linkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectEntries } from '../../lib/archive/collect';
 import { tempDir, writeTree } from './archive-fixtures';
@@ -35,7 +35,15 @@ describe('collectEntries', () => {
       'f pre/config.pbtxt',
     ]);
     const model = entries.find((e) => e.path === 'pre/1/model.py')!;
-    expect(model).toEqual({ path: 'pre/1/model.py', type: 'file', source: join(realpathSync(repo), 'pre/1/model.py'), size: 9, executable: false });
+    const stats = statSync(join(repo, 'pre/1/model.py'));
+    expect(model).toEqual({
+      path: 'pre/1/model.py',
+      type: 'file',
+      source: join(realpathSync(repo), 'pre/1/model.py'),
+      size: 9,
+      executable: false,
+      identity: { dev: stats.dev, ino: stats.ino },
+    });
   });
 
   it('marks files with an execute bit as executable', async () => {
@@ -120,6 +128,24 @@ describe('collectEntries', () => {
     linkSync(join(repo, 'pre/1/model.py'), join(repo, 'pre/model-copy.py'));
     const { problems } = await collectEntries(repo);
     expect(problems).toEqual([expect.objectContaining({ code: 'hardlink-outside', file: 'pre/1/shared.bin' })]);
+  });
+
+  it('refuses a name that is not valid UTF-8, showing its bytes, instead of reporting it missing', async () => {
+    writeFileSync(Buffer.concat([Buffer.from(join(repo, 'pre/1/bad')), Buffer.from([0xff]), Buffer.from('.bin')]), 'x');
+    const { entries, problems } = await collectEntries(repo);
+    expect(problems).toEqual([expect.objectContaining({ code: 'name-not-utf8', file: 'pre/1/bad\\xff.bin' })]);
+    expect(problems[0]!.message).not.toMatch(/ENOENT/);
+    expect(entries.map((e) => e.path)).not.toContainEqual(expect.stringContaining('bad'));
+  });
+
+  it.each([
+    ['a backslash', 'pre/1/..\\x', 'pre/1/..\\x', 'a backslash'],
+    ['a leading drive letter', 'c:model/x', 'c:model', 'drive letter'],
+  ])('refuses a name with %s, which the extractor would refuse too', async (_case, path, refused, message) => {
+    writeTree(repo, { [path]: 'x' });
+    const { problems } = await collectEntries(repo);
+    expect(problems).toEqual([expect.objectContaining({ code: 'unsafe-name', file: refused })]);
+    expect(problems[0]!.message).toContain(message);
   });
 
   it('reports a missing root or a file as the root', async () => {

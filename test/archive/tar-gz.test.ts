@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Readable } from 'node:stream';
 import { collectEntries } from '../../lib/archive/collect';
@@ -185,9 +185,57 @@ describe('createTarGzStream', () => {
     }
   });
 
+  describe('a file replaced between collection and reading (time of check, time of use)', () => {
+    // The deterministic seam: the stream opens each file only when it is consumed, so a swap made between
+    // collectEntries and the first read is one a real race could make.
+    let local: ReturnType<typeof tempDir>;
+    let root: string;
+    beforeEach(() => {
+      local = tempDir();
+      root = join(local.path, 'repo');
+      writeTree(root, { 'm/config.pbtxt': 'name: "m"\n', 'm/1/weights.bin': 'model weights\n' });
+      writeTree(local.path, { 'outside/1/weights.bin': 'SECRET outside the repository\n' });
+    });
+    afterEach(() => local.cleanup());
+
+    it('refuses a file swapped for a symbolic link to a file outside, packing none of its bytes', async () => {
+      const { entries, problems } = await collectEntries(root);
+      expect(problems).toEqual([]);
+      const stream = createTarGzStream(entries, { workers: 0 });
+      rmSync(join(root, 'm/1/weights.bin'));
+      symlinkSync(join(local.path, 'outside/1/weights.bin'), join(root, 'm/1/weights.bin'));
+      const packed = streamToBuffer(stream);
+      await expect(packed).rejects.toMatchObject({
+        code: 'UNREADABLE',
+        message: expect.stringContaining('weights.bin was replaced by a symbolic link after the repository was listed'),
+      });
+    });
+
+    it('refuses a file reached through a parent directory swapped for a link (same name, other inode)', async () => {
+      const { entries } = await collectEntries(root);
+      const stream = createTarGzStream(entries, { workers: 0 });
+      renameSync(join(root, 'm/1'), join(local.path, 'moved'));
+      symlinkSync(join(local.path, 'outside/1'), join(root, 'm/1'));
+      await expect(streamToBuffer(stream)).rejects.toMatchObject({
+        code: 'UNREADABLE',
+        message: expect.stringContaining('was replaced by another file'),
+      });
+    });
+
+    it('refuses a file deleted and recreated with the same size', async () => {
+      const { entries } = await collectEntries(root);
+      const stream = createTarGzStream(entries, { workers: 0 });
+      const path = join(root, 'm/1/weights.bin');
+      const copy = join(local.path, 'copy.bin');
+      writeFileSync(copy, 'other  weights\n');
+      renameSync(copy, path);
+      await expect(streamToBuffer(stream)).rejects.toMatchObject({ code: 'UNREADABLE' });
+    });
+  });
+
   it('refuses a compression level outside 0-9', () => {
     expect(() => createTarGzStream([], { level: 10 })).toThrow(/level must be an integer from 0 to 9/);
-    expect(() => createTarGzStream([], { level: 1.5 })).toThrow(RangeError);
+    expect(() => createTarGzStream([], { level: 1.5 })).toThrow(expect.objectContaining({ code: 'USAGE' }));
   });
 
   it('writes a valid empty archive for no entries', async () => {

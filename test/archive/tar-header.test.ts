@@ -1,4 +1,5 @@
-import { TAR_BLOCK, decodeHeader, encodeHeaders, endOfArchive, parsePaxRecords, paxRecord } from '../../lib/archive/tar-header';
+import { TAR_BLOCK, decodeHeader, encodeHeaders, endOfArchive, parsePaxRecords, paxRecord, paxSize } from '../../lib/archive/tar-header';
+import { rawHeader } from './crafted-archives';
 
 describe('tar headers', () => {
   it('writes a plain ustar header for a short ASCII path, with fixed owner, time and normalized mode', () => {
@@ -8,7 +9,6 @@ describe('tar headers', () => {
       name: 'bert/1/model.pt',
       mode: 0o644,
       size: 1234,
-      mtime: 0,
       typeflag: '0',
       linkName: '',
     });
@@ -52,7 +52,44 @@ describe('tar headers', () => {
   it('rejects a header whose checksum does not match', () => {
     const block = encodeHeaders({ path: 'a', type: 'file', size: 1, mode: 0o644 });
     block[0] = 'b'.charCodeAt(0);
-    expect(() => decodeHeader(block, 512)).toThrow(/checksum mismatch at byte 512/);
+    expect(() => decodeHeader(block, 512)).toThrow(expect.objectContaining({ code: 'TAR_BAD_ARCHIVE', message: expect.stringMatching(/checksum mismatch at byte 512/) }));
+  });
+
+  it.each([
+    ['octal with leading blanks and a blank terminator', '   0000017 \u0000', 15],
+    ['twelve octal digits with no terminator', '777777777777', 0o777777777777],
+    ['GNU base-256 for sizes over 8 GiB', Buffer.from([0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x01]), 513],
+  ])('reads a size field written as %s', (_case, field, size) => {
+    expect(decodeHeader(rawHeader({ name: 'a', size: typeof field === 'string' ? field.replace('\\u0000', '\u0000') : field }), 0)?.size).toBe(size);
+  });
+
+  it.each([
+    ['a non-octal digit', '0000000008\u0000'],
+    ['a sign', '-000000001\u0000'],
+    ['a character after the terminator', '0000001\u0000x  '],
+    ['no digits', '\u0000\u0000\u0000'],
+    ['a negative base-256 value', Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe])],
+    ['a base-256 value beyond 2^53', Buffer.from([0x80, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])],
+  ])('refuses a size field with %s as TAR_BAD_SIZE', (_case, field) => {
+    expect(() => decodeHeader(rawHeader({ name: 'a', size: field }), 1024)).toThrow(
+      expect.objectContaining({ code: 'TAR_BAD_SIZE', message: expect.stringMatching(/^not a valid tar archive: bad size at byte 1024 /) }),
+    );
+  });
+
+  it('parses PAX records, later keys winning, and refuses a record that breaks "<length> <key>=<value>\\n"', () => {
+    const data = Buffer.from(paxRecord('path', 'a b=c') + paxRecord('size', '7') + paxRecord('path', 'é/x'));
+    expect([...parsePaxRecords(data)]).toEqual([
+      ['path', 'é/x'],
+      ['size', '7'],
+    ]);
+    expect(() => parsePaxRecords(Buffer.from('6 k=v\nx'), 512)).toThrow(/malformed PAX extended header at byte 518 \(missing length\)/);
+    expect(() => parsePaxRecords(Buffer.from('05 k=v\n'))).toThrow(/record length 5 out of range/);
+  });
+
+  it('reads a PAX size as decimal digits only', () => {
+    expect(paxSize('0')).toBe(0);
+    expect(paxSize('9663676416')).toBe(9663676416);
+    for (const bad of ['', ' 1', '1 ', '+1', '-1', '1e3', '0x10', '1.0', '9007199254740993']) expect(paxSize(bad)).toBeUndefined();
   });
 
   it('ends the archive with two zero blocks, padded to a 10 KiB record', () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { writeStreamAtomically } from '../../lib/archive/write-file';
@@ -29,6 +30,28 @@ describe('writeStreamAtomically', () => {
     expect(readFileSync(out).equals(data)).toBe(true);
     expect(result).toEqual({ size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
     expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
+  });
+
+  it('fsyncs the file before the rename and its directory after it, so the new name survives a crash', async () => {
+    // Every fsync made through a FileHandle, as the path its descriptor names and whether the output existed then.
+    const probe = await open(__filename, 'r');
+    const prototype = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    const synced: { path: string; outputExisted: boolean }[] = [];
+    const original = prototype.sync;
+    const spy = jest.spyOn(prototype, 'sync').mockImplementation(function (this: { fd: number }) {
+      synced.push({ path: readlinkSync(`/proc/self/fd/${this.fd}`), outputExisted: existsSync(out) });
+      return original.call(this);
+    });
+    try {
+      await writeStreamAtomically(Readable.from([Buffer.from('durable')]), out);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(synced).toEqual([
+      { path: expect.stringMatching(/\/\.model\.tar\.gz\..*\.tmp$/), outputExisted: false },
+      { path: realpathSync(dir.path), outputExisted: true },
+    ]);
   });
 
   it('skips hashing when the caller already hashes the stream', async () => {
@@ -64,16 +87,17 @@ describe('writeStreamAtomically', () => {
     source.write(Buffer.alloc(100_000, 1));
     await tempFileAppears(dir.path);
     controller.abort();
-    await expect(writing).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(writing).rejects.toMatchObject({ code: 'ABORTED' });
     expect(source.destroyed).toBe(true);
     expect(readFileSync(out, 'utf8')).toBe('old');
     expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
   });
 
   it('leaves nothing behind when the target directory does not exist', async () => {
-    await expect(writeStreamAtomically(Readable.from([Buffer.from('x')]), join(dir.path, 'missing', 'x.tar.gz'))).rejects.toThrow(
-      /ENOENT/,
-    );
+    await expect(writeStreamAtomically(Readable.from([Buffer.from('x')]), join(dir.path, 'missing', 'x.tar.gz'))).rejects.toMatchObject({
+      code: 'UNWRITABLE',
+      message: expect.stringMatching(/cannot write .*ENOENT/),
+    });
     expect(readdirSync(dir.path)).toEqual([]);
   });
 });

@@ -188,3 +188,54 @@ describe('mme-deploy list and remove (s3rver)', () => {
     );
   });
 });
+
+describe('one TargetModel name rule for push, list and remove (s3rver)', () => {
+  const third = () => ({ s3: 's3://models/endpoint-c/', endpointUrl: s3.endpoint });
+  const keys = async () => {
+    const listing = captureIo();
+    await runList({ ...third(), json: true }, listing);
+    return JSON.parse(listing.out()).models.map((m: { targetModel: string }) => m.targetModel);
+  };
+
+  beforeAll(async () => {
+    // The prefix's own "folder" object, a TargetModel, and an object in a sub-folder that no TargetModel can name.
+    for (const key of ['endpoint-c/', 'endpoint-c/ok.tar.gz', 'endpoint-c/sub/x.tar.gz']) {
+      await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: key, Body: Buffer.alloc(16) }));
+    }
+  });
+
+  it('lists an object in a sub-folder marked as not a TargetModel, saying why once', async () => {
+    const io = captureIo();
+    expect(await runList(third(), io)).toBe(0);
+    const lines = io.out().trimEnd().split('\n');
+    expect(lines[1]).toMatch(/ ok\.tar\.gz$/);
+    expect(lines[2]).toMatch(/ sub\/x\.tar\.gz {2}\(not a TargetModel\)$/);
+    expect(lines[4]).toMatch(/^1 object\(s\) marked \(not a TargetModel\) cannot be loaded, invoked or removed by name: TargetModel 'sub\/x.tar.gz' contains '\/'/);
+    const json = captureIo();
+    await runList({ ...third(), json: true }, json);
+    expect(JSON.parse(json.out()).models[1]).toMatchObject({ targetModel: 'sub/x.tar.gz', problem: expect.stringContaining("contains '/'") });
+  });
+
+  it.each([
+    ['', /is empty: it would name the endpoint's S3 prefix itself/],
+    ['.', /is a path segment, not a name/],
+    ['..', /is a path segment, not a name/],
+    ['sub/x.tar.gz', /contains '\/'.*`remove` deletes TargetModels only/],
+  ])('refuses to remove %j, by the rule list marks it with, deleting nothing', async (name, message) => {
+    await expect(runRemove(name, { ...third(), yes: true }, captureIo())).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    expect(await keys()).toEqual(['ok.tar.gz', 'sub/x.tar.gz']);
+    await expect(s3.client.send(new GetObjectCommand({ Bucket: 'models', Key: 'endpoint-c/' }))).resolves.toBeDefined();
+  });
+
+  it('guards the library too: deleting or reading the prefix itself is a usage error', async () => {
+    const { deleteTargetModel, headTargetModel } = await import('../../lib/aws/model-store');
+    const location = { bucket: 'models', prefix: 'endpoint-c/' };
+    await expect(deleteTargetModel(s3.client, location, '')).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(headTargetModel(s3.client, location, '..')).rejects.toMatchObject({ code: 'USAGE' });
+  });
+
+  it('refuses to push under a name that list would mark', async () => {
+    await expect(runPush(repository(), { ...third(), name: '..' }, captureIo())).rejects.toMatchObject({ exitCode: 2 });
+    expect(await keys()).toEqual(['ok.tar.gz', 'sub/x.tar.gz']);
+  });
+});

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packRepository } from '../../lib/archive/pack-repository';
@@ -181,6 +181,46 @@ describe('mme-deploy package', () => {
     expect((await runCli(['package', repo, '-o', join(repo, 'self.tar.gz')])).code).toBe(2);
     expect((await runCli(['package', repo, '-o', join(out, 'x.zip')])).code).toBe(2);
     expect((await runCli(['package', join(out, 'missing')])).code).toBe(2);
+  });
+
+  it('compares the output with the repository by path segments and through links', async () => {
+    const repo = makeRepo(MODEL);
+    // "..x.tar.gz" starts with ".." but is a file inside the repository, not its parent.
+    const dotted = await runCli(['package', repo, '-o', join(repo, '..x.tar.gz')]);
+    expect(dotted.code).toBe(2);
+    expect(dotted.stderr).toContain('is inside the repository being packed');
+    expect(existsSync(join(repo, '..x.tar.gz'))).toBe(false);
+    const link = join(out, `link-to-repo-${Date.now()}`);
+    symlinkSync(repo, link);
+    const linked = await runCli(['package', repo, '-o', join(link, 'net', 'x.tar.gz')]);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain('is inside the repository being packed');
+    // A sibling whose name merely starts with the repository's name is outside.
+    const sibling = `${repo}-archives`;
+    mkdirSync(sibling);
+    expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
+  });
+
+  it('refuses to pack a name its own extractor would refuse (not UTF-8 too, not as ENOENT), and never calls a FIFO model.py a directory', async () => {
+    const backslash = makeRepo({ ...MODEL, 'net/1/..\\x': 'x' });
+    const run = await runCli(['package', backslash, '-o', join(out, 'backslash.tar.gz')]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/net\/1\/\.\.\\x contains a backslash/);
+    expect(existsSync(join(out, 'backslash.tar.gz'))).toBe(false);
+
+    const notUtf8 = makeRepo(MODEL);
+    mkdirSync(Buffer.concat([Buffer.from(join(notUtf8, 'x')), Buffer.from([0xfe]), Buffer.from('/1')]), { recursive: true });
+    writeFileSync(Buffer.concat([Buffer.from(join(notUtf8, 'net/1/w')), Buffer.from([0xff])]), 'x');
+    const names = await runCli(['package', notUtf8, '-o', join(out, 'not-utf8.tar.gz')]);
+    expect(names.code).toBe(1);
+    expect(names.stdout).toContain("[name-not-utf8] 'x\uFFFD' has a name that is not valid UTF-8");
+    expect(names.stdout).not.toContain('ENOENT');
+
+    const python = makeRepo({ 'p/config.pbtxt': 'name: "p"\nbackend: "python"\n', 'p/1/': '' });
+    execFileSync('mkfifo', [join(python, 'p/1/model.py')]);
+    const fifo = await runCli(['validate', python]);
+    expect(fifo.code).toBe(1);
+    expect(fifo.stdout).toContain('p/1/model.py must be a file for the python backend, but it is not a regular file (a FIFO, socket or device).');
   });
 
   it('exposes the archive as a stream with a manifest for other consumers', async () => {

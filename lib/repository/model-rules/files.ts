@@ -36,7 +36,8 @@ export function checkModelFiles(model: LoadedModel, r: Reporter) {
     }
     if (rule.kind === 'file' && stats.kind !== 'file') {
       r.file('error', 'model-file-not-a-file', file, `${file} must be a file for the ${model.backend} ` +
-        `backend${model.platform ? ` (${model.platform})` : ''}, but it is a directory.`);
+        `backend${model.platform ? ` (${model.platform})` : ''}, but it is ` +
+        `${stats.kind === 'directory' ? 'a directory' : 'not a regular file (a FIFO, socket or device)'}.`);
     }
     if (rule.kind === 'directory' && stats.kind !== 'directory') r.file('error', 'model-file-not-a-directory', file,
       `${file} must be a SavedModel directory for platform tensorflow_savedmodel, but it is a file. Use platform ` +
