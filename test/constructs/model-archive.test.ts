@@ -9,6 +9,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { ArchiveRetention, ModelArchive, ModelArchiveProps } from '../../constructs';
 import { versionedKeyPattern, versionedTargetModel } from '../../lib/bundle/target-model-name';
+import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 
 const repositories = join(__dirname, 'fixtures', 'repositories');
 const valid = join(repositories, 'add_one_python');
@@ -53,6 +54,11 @@ describe('ModelArchive of valid repositories', () => {
     expect(archive.targetModelOf('add_one_v2')).toBe(archive.targetModels[1]);
     expect(archive.targetModelOf('add_one_v2.tar.gz')).toBe(archive.targetModels[1]);
     expect(() => archive.targetModelOf('nope')).toThrow(/has no archive named 'nope'; it has add_one_python, add_one_v2/);
+  });
+
+  it('names a repository as `mme-deploy push --versioned` does (one rule, one deterministic packer)', async () => {
+    const pushed = await versionedTargetModelOf(valid);
+    expect(pushed).toMatchObject({ ok: true, targetModel: archive.targetModels[0] });
   });
 
   it('packs each repository at synth with the models at the archive root', () => {
