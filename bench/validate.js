@@ -27,15 +27,33 @@ const kinds = [
 ];
 
 const repo = mkdtempSync(join(tmpdir(), 'mme-bench-validate-'));
+// The ONNX models are real (validate reads each model.onnx), written by python onnx through the corpus's generator:
+// one per model, each with its own tensor names.
+const onnxDir = mkdtempSync(join(tmpdir(), 'mme-bench-onnx-'));
+const onnxSpecs = {};
+for (let n = 0; n < MODELS; n += kinds.length) {
+  onnxSpecs[join(onnxDir, `${n}.onnx`)] = {
+    inputs: [[`INPUT_${n}`, 'FLOAT', ['batch', 'seq', 3 + (n % 5)]]],
+    outputs: [[`OUTPUT_${n}`, 'FLOAT', ['batch', 1 + (n % 1000)]]],
+  };
+}
+const python = process.env.MME_DEPLOY_TEST_PYTHON ?? '/usr/bin/python3';
+const made = spawnSync(python, [join(__dirname, '..', 'test', 'real-world', 'make_onnx.py')], { input: JSON.stringify(onnxSpecs), encoding: 'utf8' });
+if (made.status !== 0) {
+  console.error(`python3 with onnx is needed to write the benchmark's ONNX models: ${made.stderr || made.error}`);
+  process.exit(2);
+}
 const texts = [];
 for (let n = 0; n < MODELS; n++) {
   const model = kinds[n % kinds.length](n);
   const dir = join(repo, `m${n}`);
   mkdirSync(join(dir, '1'), { recursive: true });
   writeFileSync(join(dir, 'config.pbtxt'), model.text);
-  writeFileSync(join(dir, '1', model.file), model.source ?? 'weights');
+  const weights = model.file === 'model.onnx' ? readFileSync(join(onnxDir, `${n}.onnx`)) : model.source ?? 'weights';
+  writeFileSync(join(dir, '1', model.file), weights);
   texts.push(model.text);
 }
+rmSync(onnxDir, { recursive: true, force: true });
 const bytes = texts.reduce((n, t) => n + t.length, 0);
 
 // Parse alone, in this process, after one warm-up pass.

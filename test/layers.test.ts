@@ -9,7 +9,7 @@ const LIB = join(__dirname, '..', 'lib');
 /** Lowest first. A module of lib/ belongs to the first path segment below lib/ (a folder, or a file at the top). */
 const LAYERS: readonly (readonly string[])[] = [
   ['diagnostics', 'errors.ts', 'paths.ts', 'user-errors.ts'],
-  ['catalog', 'config'],
+  ['catalog', 'config', 'model-files', 'python-auto-complete'],
   ['archive'],
   ['repository', 'logs'],
   ['bundle'],

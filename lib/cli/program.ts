@@ -63,7 +63,12 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .argument('<path>', 'a model repository (its subdirectories are models) or one model directory')
     .option('--json', 'print one JSON report on stdout')
     .option('--mme', 'also apply the SageMaker multi-model endpoint archive rules')
-    .action(async (path: string, options: { json?: boolean; mme?: boolean }) => {
+    .option(
+      '--run-python',
+      "run python models' auto_complete_config in python3 (MME_DEPLOY_PYTHON picks the interpreter), as Triton does " +
+        'at load, and check the config it completes; this executes the models\' code',
+    )
+    .action(async (path: string, options: { json?: boolean; mme?: boolean; runPython?: boolean }) => {
       const { runValidate } = await import('./validate');
       setExit(await runValidate(path, options, io));
     });

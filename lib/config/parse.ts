@@ -15,6 +15,9 @@ export const MAX_NESTING_DEPTH = 100;
 
 export type { SourcePosition } from '../diagnostics';
 
+/** Positions of map entries' values are recorded under this prefix and the entry's key (no field name has a NUL). */
+const MAP_VALUE_PREFIX = '\u0000value:';
+
 /**
  * Where each parsed message and field came from, for diagnostics raised by later rules. Only offsets are kept while
  * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
@@ -37,6 +40,11 @@ export class ConfigPositions {
         ? offsets.get('')
         : ((index !== undefined ? offsets.get(`${field}#${index}`) : undefined) ?? offsets.get(field));
     return offset === undefined ? undefined : this.at(offset);
+  }
+
+  /** Where the value of the map entry `key` is written (a fault about the value, such as an ensemble tensor name). */
+  ofMapValue(map: object | undefined, key: string): SourcePosition | undefined {
+    return this.of(map, MAP_VALUE_PREFIX + key) ?? this.of(map, key);
   }
 
   /** Records where `key` of `message` (its `index`-th element, for a repeated field) starts. */
@@ -121,6 +129,9 @@ class TextFormatParser {
   private token: Token;
   private readonly diagnostics: Diagnostic[] = [];
   private readonly positions: ConfigPositions;
+  /** Where the `key` and the `value` of the map entry being parsed are written. */
+  private mapKeyOffset: number | undefined;
+  private mapValueOffset: number | undefined;
 
   constructor(
     private readonly text: string,
@@ -153,8 +164,8 @@ class TextFormatParser {
   private parseFields(target: Record<string, unknown>, messageName: string, close: string | undefined, depth: number) {
     const message = this.schema.messages[messageName]!;
     // Few fields per message: arrays are cheaper to make and search than Maps (this runs once per message).
-    const seenNames: string[] = [];
-    const seenLines: number[] = [];
+    const setNames: string[] = [];
+    const setLines: number[] = [];
     let oneofs: string[] | undefined; // group, field, group, field, ...
     for (;;) {
       const tok = this.token;
@@ -182,16 +193,21 @@ class TextFormatParser {
       this.positions.set(target, fieldName, tok.offset);
       const repeated = field.kind === 'map' || field.repeated === true;
       if (!repeated) {
-        const seenAt = seenNames.indexOf(fieldName);
-        if (seenAt >= 0) {
+        // protobuf's TextFormat refuses a non-repeated field only when it is already *set* (Reflection::HasField,
+        // text_format.cc:787-791 @ protocolbuffers/protobuf e712d27): a proto3 scalar holding its default is not set,
+        // so `max_batch_size: 0` may be followed by `max_batch_size: 4`, but not the other way round.
+        const at = setNames.indexOf(fieldName);
+        if (at >= 0 && this.hasField(target, fieldName, field)) {
           this.report(
             tok,
             'duplicate-field',
-            `Non-repeated field "${fieldName}" is specified multiple times (first at line ${seenLines[seenAt]}). Keep one of them.`,
+            `Non-repeated field "${fieldName}" is specified multiple times (already set at line ${setLines[at]}). Keep one of them.`,
           );
+        } else if (at >= 0) {
+          setLines[at] = tok.line;
         } else {
-          seenNames.push(fieldName);
-          seenLines.push(tok.line);
+          setNames.push(fieldName);
+          setLines.push(tok.line);
         }
         const group = (field as { oneof?: string }).oneof;
         if (group) {
@@ -211,6 +227,18 @@ class TextFormatParser {
       this.parseFieldValue(target, fieldName, field, depth);
       this.skipSeparator();
     }
+  }
+
+  /**
+   * Reflection::HasField for a non-repeated field: messages and oneof members are set once given; a proto3 scalar
+   * only when it differs from its default (for floats, by bit pattern: -0.0 is set).
+   */
+  private hasField(target: Record<string, unknown>, name: string, field: FieldDescriptor): boolean {
+    const value = target[name];
+    if (value === undefined) return false;
+    if (field.kind === 'message' || field.kind === 'map' || field.oneof !== undefined) return true;
+    if (field.kind === 'enum') return value !== this.schema.enums[field.enum]![0];
+    return !isScalarDefault(field.type, value);
   }
 
   private parseFieldValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
@@ -251,6 +279,8 @@ class TextFormatParser {
   private parseOneValue(target: Record<string, unknown>, name: string, field: FieldDescriptor, depth: number) {
     const start = this.token;
     if (field.kind === 'map') {
+      this.mapKeyOffset = undefined;
+      this.mapValueOffset = undefined;
       const entry = this.parseMessageValue(name, depth, undefined, field);
       if (!entry) return;
       let map = target[name] as Record<string, unknown> | undefined;
@@ -260,7 +290,9 @@ class TextFormatParser {
         this.report(start, 'duplicate-map-key', `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`, 'warning');
       }
       map[key] = entry.value === undefined ? defaultValue(field.value) : entry.value;
-      this.positions.set(map, key, start.offset);
+      // A fault about an entry is shown at its key (`key: "pixel_values"`), where the entry is named.
+      this.positions.set(map, key, this.mapKeyOffset ?? start.offset);
+      if (this.mapValueOffset !== undefined) this.positions.set(map, MAP_VALUE_PREFIX + key, this.mapValueOffset);
       return;
     }
     let value: unknown;
@@ -313,7 +345,6 @@ class TextFormatParser {
     close: string,
     depth: number,
   ) {
-    const seen = new Set<string>();
     while (!this.isSymbol(close)) {
       const tok = this.token;
       if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.`);
@@ -325,12 +356,15 @@ class TextFormatParser {
         this.skipSeparator();
         continue;
       }
-      if (seen.has(tok.text)) {
+      const descriptor: FieldDescriptor = tok.text === 'key' ? { kind: 'scalar', type: keyType } : valueType;
+      // A map entry's key and value follow the same presence rule as any proto3 field (see parseFields).
+      const present = target[tok.text];
+      if (present !== undefined && (tok.text === 'key' ? !isScalarDefault(keyType, present) : this.hasField(target, 'value', descriptor))) {
         this.report(tok, 'duplicate-field', `Non-repeated field "${tok.text}" is specified multiple times.`);
       }
-      seen.add(tok.text);
-      const descriptor: FieldDescriptor = tok.text === 'key' ? { kind: 'scalar', type: keyType } : valueType;
       this.positions.set(target, tok.text, tok.offset);
+      if (tok.text === 'key') this.mapKeyOffset = tok.offset;
+      else this.mapValueOffset = tok.offset;
       this.parseFieldValue(target, tok.text, descriptor, depth);
       if (tok.text === 'key' && typeof target.key === 'bigint') target.key = target.key.toString();
       this.skipSeparator();
@@ -495,8 +529,15 @@ class TextFormatParser {
     if (number === undefined) return undefined;
     const index = Number(number);
     if (index < 0 || index >= values.length) {
-      this.report(start, 'unknown-enum-value', `Unknown enumeration value of "${index}" for field "${name}". Allowed values: ${values.map((v, i) => `${v} (${i})`).join(', ')}.`);
-      return undefined;
+      // proto3 enums are open: TextFormat stores a number that names no value (text_format.cc, ConsumeFieldValue,
+      // `!enum_type->is_closed()`), so the file parses; what Triton then does with it is not defined.
+      this.report(
+        start,
+        'unknown-enum-number',
+        `${index} is not a value of ${enumName.split('.').pop()} for field "${name}". protobuf accepts the number, but Triton knows no such value: use one of ${values.map((v, i) => `${v} (${i})`).join(', ')}.`,
+        'warning',
+      );
+      return index as unknown as string;
     }
     return values[index];
   }
@@ -587,6 +628,22 @@ function parseIntegerLiteral(text: string): bigint {
   if (/^0[xX]/.test(text)) return BigInt(text);
   if (text.length > 1 && text.startsWith('0')) return BigInt(`0o${text.slice(1)}`);
   return BigInt(text);
+}
+
+/** Whether a parsed scalar holds its proto3 default (map keys of integer type are kept as decimal strings). */
+function isScalarDefault(type: ScalarType, value: unknown): boolean {
+  switch (type) {
+    case 'string':
+      return value === '';
+    case 'bool':
+      return value === false || value === 'false';
+    case 'float':
+      return Object.is(Math.fround(Number(value)), 0);
+    case 'double':
+      return Object.is(value, 0);
+    default:
+      return value === 0 || value === 0n || value === '0';
+  }
 }
 
 function defaultKey(type: ScalarType): string {

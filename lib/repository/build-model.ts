@@ -110,7 +110,12 @@ function findVersionDirs(subdirs: readonly string[], relDir: string, model: stri
   return versions.sort((a, b) => a.version - b.version);
 }
 
-/** Applies version_policy (default latest{num_versions: 1}) to the version directories present. */
+/**
+ * Applies version_policy to the version directories present, as core's VersionsToLoad does
+ * (src/model_repository_manager/model_lifecycle.cc:114-136): `latest` takes the num_versions greatest, and only a
+ * config without any version_policy gets `latest { num_versions: 1 }` (NormalizeModelConfig,
+ * src/model_config_utils.cc:767-771) — `latest { num_versions: 0 }` or `latest { }` selects none.
+ */
 function selectVersions(config: ModelConfig, versionDirs: readonly VersionDir[]): number[] {
   const available = [...new Set(versionDirs.map((v) => v.version))].sort((a, b) => a - b);
   const policy = config.version_policy;
@@ -119,6 +124,6 @@ function selectVersions(config: ModelConfig, versionDirs: readonly VersionDir[])
     const wanted = new Set((policy.specific.versions ?? []).map((v) => Number(v)));
     return available.filter((v) => wanted.has(v));
   }
-  const n = policy?.latest?.num_versions ?? 1;
-  return available.slice(Math.max(0, available.length - Math.max(n, 1)));
+  const n = policy?.latest ? (policy.latest.num_versions ?? 0) : policy ? 0 : 1;
+  return n <= 0 ? [] : available.slice(Math.max(0, available.length - n));
 }

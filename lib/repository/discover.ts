@@ -47,7 +47,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   const ignore = options.ignore ?? (() => false);
   const entries = readEntries(root, path);
 
-  if (entries.some((e) => e.name === CONFIG_FILE && !e.isDirectory())) {
+  if (entries.some((e) => e.name === CONFIG_FILE && !e.isDirectory()) || isModelWithoutConfig(root, entries, ignore)) {
     const model = loadModel(root, basename(root), '', entries, diagnostics, ignore);
     return { layout: 'model', root, models: [model], diagnostics };
   }
@@ -66,6 +66,17 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
     }
     if (ignore(entry.name) || !isDirectory(root, entry)) continue;
     if (isStrayDirectory(entry.name)) {
+      const inside = entry.name.startsWith('.') ? safeList(join(root, entry.name)) : [];
+      if (inside.includes(CONFIG_FILE)) {
+        // Triton lists hidden directories like any other (core GetDirectorySubdirs; model_repository_manager.cc:
+        // 1349-1364 makes each subdirectory a model), so it would load this one as a model named after it.
+        const message =
+          `'${entry.name}' holds a model (${entry.name}/${CONFIG_FILE}), but it is hidden: this tool skips hidden ` +
+          `directories, so it is not checked. Triton does not skip it: it loads it as a model named '${entry.name}'. ` +
+          'Rename the directory without the leading dot to serve it, or move it out of the repository.';
+        diagnostics.push(diagnostic('warning', 'hidden-model-directory', message, { file: entry.name, model: entry.name }));
+        continue;
+      }
       const message =
         `'${entry.name}' is not a model, but Triton treats every subdirectory of a repository as one and fails to ` +
         "load it (SageMaker's MME loader counts it as a model directory too). Delete it before packaging.";
@@ -82,6 +93,35 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
     diagnostics.push(diagnostic('error', 'empty-repository', message, { file: '.' }));
   }
   return { layout: 'repository', root, models, diagnostics };
+}
+
+/**
+ * A model directory given without its config.pbtxt (issue 10.9): its subdirectories are version directories (named by
+ * number, none holding a config.pbtxt) and one holds a file (the model file), so it is not a repository of models
+ * named `1`, `2`. A repository's model directory holds version directories, never files, at that depth.
+ */
+function isModelWithoutConfig(root: string, entries: Dirent[], ignore: (name: string) => boolean): boolean {
+  const subdirs = entries.filter((e) => !ignore(e.name) && !e.name.startsWith('.') && isDirectory(root, e));
+  if (subdirs.length === 0 || !subdirs.every((e) => /^\d+$/.test(e.name))) return false;
+  let holdsFile = false;
+  for (const dir of subdirs) {
+    const inside = readdirSafe(join(root, dir.name));
+    if (inside.some((e) => e.name === CONFIG_FILE)) return false;
+    if (inside.some((e) => !e.name.startsWith('.') && !isDirectory(join(root, dir.name), e))) holdsFile = true;
+  }
+  return holdsFile;
+}
+
+function readdirSafe(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function safeList(dir: string): string[] {
+  return readdirSafe(dir).map((e) => e.name);
 }
 
 /** Directories that tools leave behind and that are never meant as models: hidden ones and macOS zip debris. */

@@ -3,7 +3,6 @@
 // tensor, decoupled streams kept apart. Also the pipeline as a graph of steps and tensors, for `mme-deploy graph`.
 
 import type { DataTypeName, EnsembleStepConfig } from '../config/model-config-schema';
-import { autoCompletesIo } from './backend-inference';
 import { closest, type Diagnostic, type SourcePosition } from '../diagnostics';
 import {
   analyzeDataFlow,
@@ -16,6 +15,7 @@ import {
   stepPosition,
   stepsOf,
 } from './ensemble-rules';
+import { ioCompletion } from './io-completion';
 import type { LoadedModel } from './model';
 
 export interface EnsembleGraphOptions {
@@ -28,9 +28,20 @@ export interface EnsembleGraphOptions {
   readonly modelDiagnostics?: ReadonlyMap<string, readonly Diagnostic[]>;
 }
 
-/** Models whose inputs/outputs Triton may fill in at load (backend auto-complete, or a Python `auto_complete_config`). */
+/**
+ * Models whose inputs/outputs Triton's backend may still fill in at load (auto-complete). Their configs as written
+ * are not the last word, so nothing may cascade from them into an ensemble (issue 10.1): a step that maps a tensor
+ * the model only declares after auto-complete (vLLM's text_input) is not an error. A model whose completion was done
+ * offline (its model.onnx read) arrives here with the completed config.
+ */
 function mayAutoCompleteIo(model: LoadedModel): boolean {
-  return !model.hasConfig || model.backend === 'python' || autoCompletesIo(model.backend, model.platform);
+  return ioCompletion(model) !== 'none';
+}
+
+/** Whether auto-complete may add tensors to a list that the config already fills (not only fill empty lists). */
+function mayAddToLists(model: LoadedModel): boolean {
+  const completion = ioCompletion(model);
+  return completion === 'fills-entries' || completion === 'unknown';
 }
 
 const LATEST = -1n;
@@ -80,7 +91,9 @@ export function checkEnsembleGraph(
     const first = steps.findIndex((s) => s.model_name === cycle[1]);
     error(
       'ensemble-cycle',
-      `circular dependency between ensembles: ${cycle.join(' -> ')}. An ensemble cannot contain itself, directly or through other ensembles: ` +
+      `${cycleMessage(cycle)}. An ensemble cannot contain itself, directly or through other ensembles` +
+        (cycle.length > 3 ? ` (${cycle.join(' -> ')})` : '') +
+        ': ' +
         `remove the step that closes the loop.`,
       stepPosition(ensemble, Math.max(first, 0), 'model_name'),
     );
@@ -135,7 +148,7 @@ export function checkEnsembleGraph(
         firstError ??
         (!model.parsed
           ? `its ${model.configFile} could not be parsed`
-          : `circular dependency between ensembles: ${innerCycle!.join(' -> ')}`);
+          : cycleMessage(innerCycle!));
       error(
         'ensemble-invalid-model',
         `ensemble '${e}' depends on '${m}' which is not valid. Model '${m}' failed with error: ${reason}`,
@@ -271,12 +284,14 @@ function checkStepTensors(
       const swapped = names.includes(value) && !names.includes(key);
       const near = closest(key, names.filter((n) => !step.input_map![n]));
       explained.add(swapped ? value : (near ?? ''));
-      error(
-        'ensemble-unknown-input',
+      const message =
         `in ensemble ${e}, ensemble tensor ${value} is mapping to non-existing input ${key} in model ${m}. ` +
-          unknownKeyHint('input', m, value, names, swapped, near),
-        mapEntryPosition(ensemble, index, 'input_map', key),
-      );
+        unknownKeyHint('input', m, value, names, swapped, near);
+      if (mayAddToLists(model)) {
+        out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-input', `${message} ${mayAddNote(model, 'input', key)}`, mapEntryPosition(ensemble, index, 'input_map', key)));
+      } else {
+        error('ensemble-unknown-input', message, mapEntryPosition(ensemble, index, 'input_map', key));
+      }
     }
     for (const input of inputs) {
       const inputName = input.name ?? '';
@@ -310,12 +325,14 @@ function checkStepTensors(
       if (!output) {
         const swapped = names.includes(value);
         const near = closest(key, names);
-        error(
-          'ensemble-unknown-output',
+        const message =
           `in ensemble ${e}, ensemble tensor ${value} is mapped from non-existing output ${key} in model ${m}. ` +
-            unknownKeyHint('output', m, value, names, swapped, near),
-          mapEntryPosition(ensemble, index, 'output_map', key),
-        );
+          unknownKeyHint('output', m, value, names, swapped, near);
+        if (mayAddToLists(model)) {
+          out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-output', `${message} ${mayAddNote(model, 'output', key)}`, mapEntryPosition(ensemble, index, 'output_map', key)));
+        } else {
+          error('ensemble-unknown-output', message, mapEntryPosition(ensemble, index, 'output_map', key));
+        }
         continue;
       }
       consistent(
@@ -325,6 +342,21 @@ function checkStepTensors(
       );
     }
   }
+}
+
+/** Why an unknown map key is only a warning: the composing model's backend may still add that tensor. */
+function mayAddNote(model: LoadedModel, kind: 'input' | 'output', key: string): string {
+  return `Triton's ${model.backend ?? ''} backend completes '${model.name}''s config at load (auto-complete) and may add ${kind} '${key}'; ` +
+    `if it does not, the load fails with this message. List the ${kind} in ${model.configFile} to have the step checked here.`;
+}
+
+/**
+ * Triton's wording for a cycle `[a, ..., z, a]`: "a -> ... -> z -> a", the ensemble, the one that closes the loop,
+ * and the ensemble again (core src/model_repository_manager/model_repository_manager.cc:2250-2256).
+ */
+function cycleMessage(cycle: readonly string[]): string {
+  const start = cycle[0]!;
+  return `circular dependency between ensembles: ${start} -> ... -> ${cycle[cycle.length - 2]!} -> ${start}`;
 }
 
 function capitalize(text: string): string {

@@ -4,7 +4,7 @@
 
 import type { EnsembleStepConfig, ModelConfig } from '../config/model-config-schema';
 import { closest, diagnostic, type Diagnostic, type DiagnosticSource, type Severity, type SourcePosition } from '../diagnostics';
-import type { LoadedModel } from './model';
+import { tritonName, type LoadedModel } from './model';
 
 /** Whether the model is an ensemble Triton would schedule as one (platform `ensemble` with `ensemble_scheduling`). */
 export function isEnsemble(model: LoadedModel): boolean {
@@ -139,7 +139,8 @@ export function analyzeDataFlow(config: ModelConfig): { tensors: Map<string, Ten
  */
 export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
   if (!model.parsed || !isEnsemble(model)) return [];
-  const { config, positions, name } = model;
+  const { config, positions } = model;
+  const name = tritonName(model);
   const out: Diagnostic[] = [];
   const error = (code: string, message: string, at: SourcePosition | undefined) =>
     out.push(ensembleDiagnostic(model, 'error', code, message, at));
@@ -203,27 +204,29 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
     }
   });
 
-  // 10.24 and 10.8: each ensemble tensor has one writer.
+  // 10.8 (and 10.24): each ensemble tensor has one writer. Core's BuildEnsembleGraph (src/model_config_utils.cc:105-125)
+  // reports a second writer at poll time, whether it is another step or another output of the same step, so the
+  // message is the same; the fault is shown at the value that names the tensor again.
   const writers = new Map<string, number>();
   steps.forEach((step, index) => {
     const byTensor = new Map<string, string[]>();
     for (const [key, value] of mapEntries(step.output_map)) byTensor.set(value, [...(byTensor.get(value) ?? []), key]);
+    const onlyOnce = (tensor: string) => `ensemble tensor '${tensor}' can appear in an output map only once for ensemble '${name}' step ${index}.`;
     for (const [tensor, keys] of byTensor) {
       if (keys.length > 1) {
         error(
           'ensemble-outputs-into-one-tensor',
-          `in ensemble ${name}, multiple outputs in model ${step.model_name ?? ''} are mapped to the same ensemble tensor ${tensor}. ` +
-            `${describeStep(step, index)} maps its outputs ${keys.map((k) => `'${k}'`).join(' and ')} all to '${tensor}': give each output its own ensemble tensor name.`,
-          mapEntryPosition(model, index, 'output_map', keys[1]!),
+          `${onlyOnce(tensor)} ${describeStep(step, index)} maps its outputs ${keys.map((k) => `'${k}'`).join(' and ')} all to '${tensor}' ` +
+            `(Triton: "in ensemble ${name}, multiple outputs in model ${step.model_name ?? ''} are mapped to the same ensemble tensor ${tensor}"): give each output its own ensemble tensor name.`,
+          model.positions.ofMapValue(step.output_map, keys[1]!) ?? mapEntryPosition(model, index, 'output_map', keys[1]!),
         );
       }
       const first = writers.get(tensor);
       if (first !== undefined) {
         error(
           'ensemble-tensor-written-twice',
-          `ensemble tensor '${tensor}' can appear in an output map only once for ensemble '${name}' step ${index}. ` +
-            `${describeStep(steps[first], first)} already writes '${tensor}': rename the output_map value in one of the two steps.`,
-          mapEntryPosition(model, index, 'output_map', keys[0]!),
+          `${onlyOnce(tensor)} ${describeStep(steps[first], first)} already writes '${tensor}': rename the output_map value in one of the two steps.`,
+          model.positions.ofMapValue(step.output_map, keys[0]!) ?? mapEntryPosition(model, index, 'output_map', keys[0]!),
         );
       } else {
         writers.set(tensor, index);

@@ -1,7 +1,7 @@
 // The SageMaker multi-model endpoint archive rules (sagemaker-mme-contract.md §3 and §8): how SageMaker's Triton
 // loader picks the model to register from an extracted archive, and what makes that choice fail or go astray.
 
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { readTarGz } from '../archive/tar-reader';
 import { diagnostic, type Diagnostic, type Severity } from '../diagnostics';
 import { isInside } from '../paths';
@@ -178,12 +178,19 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
     out.push(diagnostic(severity, code, message, configSource(model), at));
   };
   if (env.path === undefined) {
+    // Triton takes the path as it is (core src/model_config_utils.cc LocalizePythonBackendExecutionEnvironmentPath
+    // rewrites only $$TRITON_MODEL_DIRECTORY; python_backend src/pb_env.cc:262 realpath()s the rest), so this loads
+    // wherever the file exists. On SageMaker it exists only if the serving image ships it: the MME downloads nothing
+    // but the model archive.
     report(
-      'error',
+      'warning',
       'mme-execution-env-path',
-      `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY: on an MME the archive is ` +
-        'extracted to a new directory for every load, so only a path inside the model directory works. Ship the ' +
-        'conda-pack archive in the model directory and write "$$TRITON_MODEL_DIRECTORY/<env>.tar.gz".',
+      `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY. Triton accepts ` +
+        `${isAbsolute(env.value) ? 'an absolute path' : 'it (resolved from the server\'s working directory)'}, but on a SageMaker endpoint ` +
+        'the file must already be on the instance: the multi-model endpoint downloads only this archive, so the load ' +
+        'fails with "Failed to get the canonical path for ..." unless the serving image provides it. To ship the ' +
+        'environment with the model, put the conda-pack archive in the model directory and write ' +
+        '"$$TRITON_MODEL_DIRECTORY/<env>.tar.gz".',
     );
     return out;
   }
@@ -204,6 +211,11 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
       `EXECUTION_ENV_PATH ${shown} is a file but not a .tar.gz: the python backend expects a conda-pack archive ` +
         '(conda pack -o env.tar.gz) or an unpacked environment directory.',
     );
+    return out;
+  }
+  if (stats.size === 0) {
+    report('warning', 'mme-execution-env-empty', `EXECUTION_ENV_PATH ${shown} is empty (a stand-in?), so its contents ` +
+      'are not checked here; the python backend cannot extract an empty file. Put the conda-pack archive there before deploying.');
     return out;
   }
   let hasActivate = false;

@@ -2,7 +2,7 @@
 // Discovery gives each model a view of the disk; a test gives one built from a list. Rules never call the file system
 // themselves, so a rule that reads only the config is tested from a string.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 
 export interface FileInfo {
   readonly kind: 'file' | 'directory' | 'other';
@@ -18,6 +18,19 @@ export interface ModelFiles {
   readText(path: string): string | undefined;
   /** The entry names of the directory at `path` (none when it cannot be read). */
   list(path: string): ReadonlySet<string>;
+  /**
+   * The file at `path` opened for reads at any position (a model file read without reading it whole), or the error
+   * code (`ENOENT`, `EACCES`, ...) when it cannot be opened. The caller closes it.
+   */
+  open(path: string): ByteReader | string;
+}
+
+/** A file open for positioned reads. */
+export interface ByteReader {
+  readonly size: number;
+  /** Reads up to `length` bytes at `position` into the start of `buffer`; returns how many were read. */
+  read(buffer: Buffer, length: number, position: number): number;
+  close(): void;
 }
 
 /**
@@ -57,6 +70,19 @@ export function diskFiles(): ModelFiles {
       } catch {
         return new Set(); // unreadable: nothing to infer from
       }
+    },
+    open(path) {
+      let fd: number;
+      try {
+        fd = openSync(path, 'r');
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code ?? String(err);
+      }
+      return {
+        size: fstatSync(fd).size,
+        read: (buffer, length, position) => readSync(fd, buffer, 0, length, position),
+        close: () => closeSync(fd),
+      };
     },
   };
 }

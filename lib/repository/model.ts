@@ -44,6 +44,20 @@ export interface LoadedModel {
   readonly entryNames: readonly string[];
   /** The files around the model, for the rules that look at them (rules never call the file system themselves). */
   readonly files: ModelFiles;
+  /**
+   * Set when `config` is the config as the backend completes it at load, reproduced offline (the model.onnx read,
+   * auto_complete_config run): its inputs and outputs are then final.
+   */
+  readonly completedOffline?: boolean;
+}
+
+/**
+ * The name Triton's config checks print: the config's `name`, else the directory name it is filled from (core
+ * ValidateModelConfig runs before the name is compared with the directory, src/model_repository_manager/
+ * model_repository_manager.cc InitializeModelInfo).
+ */
+export function tritonName(model: { readonly name: string; readonly config: { readonly name?: string } }): string {
+  return model.config.name || model.name;
 }
 
 /** `a/b` joined with `/` for diagnostics' file fields ('' parts dropped). */

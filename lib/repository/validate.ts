@@ -5,6 +5,8 @@ import type { ModelConfig } from '../config/model-config-schema';
 import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
+import type { RunOptions } from '../python-auto-complete/run';
+import { completeWithPython, modelFileCompleter, withCompletedConfig, type Completion } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
@@ -36,6 +38,12 @@ export interface ValidateOptions extends DiscoverOptions {
   readonly targetModel?: string;
   /** With `mme`: the endpoint TensorRT plans must be built for. @default ml.g4dn.xlarge with DEFAULT_TRITON_VERSION */
   readonly target?: PlanTarget;
+  /**
+   * Run python models' auto_complete_config in python3 subprocesses, as Triton does at load, and check and use the
+   * config it completes. This executes the models' code. `true` for the defaults, or the interpreter and timeout.
+   * @default false
+   */
+  readonly runPython?: boolean | RunOptions;
 }
 
 export interface LoadedRepository {
@@ -68,12 +76,20 @@ export async function validateRepository(path: string, options: ValidateOptions 
   if (loaded) renamed.add(loaded.name);
 
   const byModel = new Map<string, Diagnostic[]>();
+  const fromPython: ReadonlyMap<string, Completion> = options.runPython
+    ? await completeWithPython(models, options.runPython === true ? {} : options.runPython)
+    : new Map();
+  // Ensembles are checked against the configs Triton will have after auto-complete, where that can be reproduced.
+  const asLoaded = new Map<string, LoadedModel>();
+  const completeFromModelFile = await modelFileCompleter(models);
   for (const model of models) {
-    const found = checkModel(model, { renamed });
+    const completion = completeFromModelFile(model) ?? fromPython.get(model.name);
+    const found = [...checkModel(model, { renamed, completed: completion?.config }), ...(completion?.diagnostics ?? [])];
     byModel.set(model.name, [...discovery.diagnostics.filter((d) => d.model === model.name), ...found]);
     diagnostics.push(...found);
+    asLoaded.set(model.name, withCompletedConfig(model, completion));
   }
-  diagnostics.push(...checkEnsembles(new Map(models.map((m) => [m.name, m])), { modelDiagnostics: byModel }));
+  diagnostics.push(...checkEnsembles(asLoaded, { modelDiagnostics: byModel }));
   // The endpoint's GPU only matters for an archive meant for it.
   if (mme) diagnostics.push(...checkTensorrtPlans(models, options.target));
   if (mme) {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { packRepository } from '../../lib/archive/pack-repository';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
 import { runCli } from './run-cli';
+import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 
 const out = mkdtempSync(join(tmpdir(), 'mme-cli-'));
 afterAll(() => {
@@ -19,7 +20,7 @@ max_batch_size: 4
 input [ { name: "x" data_type: TYPE_FP32 dims: [ 2 ] } ]
 output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] } ]
 `,
-  'net/1/model.onnx': Buffer.from('not really onnx, but the file is there'),
+  'net/1/model.onnx': onnxModel([['x', FLOAT, ['batch', 2]]], [['y', FLOAT, ['batch', 2]]]),
 };
 const BROKEN = { ...MODEL, 'net/config.pbtxt': MODEL['net/config.pbtxt'].replace('dims: [ 2 ]', 'dimz: [ 2 ]') };
 const DIMZ_COLUMN = BROKEN['net/config.pbtxt'].split('\n')[3]!.indexOf('dimz') + 1;
@@ -69,7 +70,7 @@ describe('mme-deploy validate', () => {
   });
 
   it('applies the MME rules with --mme', async () => {
-    const repo = makeRepo({ ...MODEL, 'other/config.pbtxt': MODEL['net/config.pbtxt'].replace('"net"', '"other"'), 'other/1/model.onnx': 'x' });
+    const repo = makeRepo({ ...MODEL, 'other/config.pbtxt': MODEL['net/config.pbtxt'].replace('"net"', '"other"'), 'other/1/model.onnx': MODEL['net/1/model.onnx'] });
     expect((await runCli(['validate', repo])).code).toBe(0);
     const run = await runCli(['validate', repo, '--mme']);
     expect(run.code).toBe(1);

@@ -157,7 +157,10 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     const [d] = errors('instance_group { kind: KIND_GPUS }');
     expect(d).toMatchObject({ code: 'unknown-enum-value', column: 24 });
     expect(d!.message).toBe('Unknown enumeration value of "KIND_GPUS" for field "kind". Did you mean "KIND_GPU"?');
-    expect(errors('input { data_type: 99 }')[0]!.code).toBe('unknown-enum-value');
+    // proto3 enums are open: protobuf keeps a number that names no value, so it is a warning, not a parse error.
+    const numeric = parseModelConfig('input { data_type: 99 }');
+    expect(numeric.diagnostics).toMatchObject([{ severity: 'warning', code: 'unknown-enum-number' }]);
+    expect(numeric.config.input?.[0]?.data_type).toBe(99);
   });
 
   it('turns TYPE_BYTES into advice to write TYPE_STRING', () => {
@@ -197,6 +200,24 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     const [d] = errors('name: "a"\nname: "b"');
     expect(d).toMatchObject({ code: 'duplicate-field', line: 2, column: 1 });
     expect(d!.message).toContain('Non-repeated field "name" is specified multiple times');
+  });
+
+  it('accepts a proto3 scalar given again after it held its default, as protobuf does (it was never "set")', () => {
+    expect(ok('max_batch_size: 0\nmax_batch_size: 4').max_batch_size).toBe(4);
+    expect(ok('name: ""\nname: "m"').name).toBe('m');
+    expect(ok('input { data_type: TYPE_INVALID data_type: TYPE_FP32 }').input?.[0]?.data_type).toBe('TYPE_FP32');
+    expect(ok('response_cache { enable: false enable: true }').response_cache).toEqual({ enable: true });
+    const [d] = errors('max_batch_size: 4\nmax_batch_size: 0');
+    expect(d).toMatchObject({ code: 'duplicate-field', line: 2 });
+    expect(d!.message).toBe('Non-repeated field "max_batch_size" is specified multiple times (already set at line 1). Keep one of them.');
+  });
+
+  it('counts -0.0 in a float field as set (protobuf compares the bits), and messages and oneof members once given', () => {
+    expect(errors('sequence_batching { direct { minimum_slot_utilization: -0.0 minimum_slot_utilization: 0.5 } }')[0]!.code).toBe('duplicate-field');
+    expect(errors('sequence_batching { direct { minimum_slot_utilization: 0.0 minimum_slot_utilization: 0.5 } }')).toEqual([]);
+    expect(errors('optimization { } optimization { }')[0]!.code).toBe('duplicate-field');
+    expect(errors('model_warmup { inputs { key: "a" value { zero_data: false zero_data: true } } }')[0]!.code).toBe('duplicate-field');
+    expect(errors('parameters { key: "" key: "a" value { string_value: "x" } }')).toEqual([]);
   });
 
   it('rejects two members of one oneof', () => {

@@ -64,13 +64,13 @@ describe('static ensemble rules (10.1–10.12)', () => {
       "ensemble tensor 'SCORES' can appear in an output map only once for ensemble 'ens' step 2",
     );
     expect(diagnostics[0]!.message).toContain("step 1 (model 'net') already writes 'SCORES'");
-    expect(diagnostics[0]!.line).toBe(63);
+    expect(diagnostics[0]!.line).toBe(65);
   });
 
   it('shows an ensemble fault with the caret excerpt of its line, like every other fault', () => {
     const [fault] = staticDiagnostics('tensor-written-twice');
-    expect(fault).toMatchObject({ line: 63, column: 18 });
-    expect(fault!.excerpt).toBe(`      output_map {\n${' '.repeat(17)}^`);
+    expect(fault).toMatchObject({ line: 65, column: 9 });
+    expect(fault!.excerpt).toBe(`        value: "SCORES"\n${' '.repeat(8)}^`);
   });
 
   it('rejects two outputs of one step mapped into one tensor (10.24 needs no composing config)', () => {
@@ -122,7 +122,7 @@ describe('static ensemble rules (10.1–10.12)', () => {
     expect(codes(diagnostics)).toEqual(['ensemble-tensor-unused']);
     expect(diagnostics[0]!.message).toContain("ensemble tensor 'len_t' is unused in ensemble 'ens'");
     expect(diagnostics[0]!.message).toContain('may be left unmapped');
-    expect(diagnostics[0]!.line).toBe(35);
+    expect(diagnostics[0]!.line).toBe(36);
   });
 
   it('says plainly when steps only read an ensemble output that none writes', () => {

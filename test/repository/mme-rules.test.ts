@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
+import { FLOAT, INT32, onnxModel } from '../model-files/onnx-writer';
 
 afterAll(removeRepos);
 
@@ -18,7 +19,7 @@ const net = {
   'net/config.pbtxt': `name: "net" backend: "onnxruntime" max_batch_size: 4
 input [ { name: "ids" data_type: TYPE_INT32 dims: [ 8 ] } ]
 output [ { name: "logits" data_type: TYPE_FP32 dims: [ 2 ] } ]`,
-  'net/1/model.onnx': 'onnx',
+  'net/1/model.onnx': onnxModel([['ids', INT32, ['batch', 8]]], [['logits', FLOAT, ['batch', 2]]]),
 };
 const ensemble = (name = 'ens', platform = 'platform: "ensemble"') => ({
   [`${name}/config.pbtxt`]: `name: "${name}" ${platform} max_batch_size: 4
@@ -105,7 +106,7 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
     const extra: RepoFiles = {};
     for (const n of ['u1', 'u2', 'u3', 'u4']) {
       extra[`${n}/config.pbtxt`] = net['net/config.pbtxt'].replace('name: "net"', `name: "${n}"`);
-      extra[`${n}/1/model.onnx`] = 'x';
+      extra[`${n}/1/model.onnx`] = net['net/1/model.onnx'];
     }
     const found = await mme({ ...pre(), ...net, ...ensemble(), ...extra });
     expect(found.filter((c) => c === 'warning:mme-unused-model')).toHaveLength(4);
@@ -148,9 +149,18 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
       expect(report.diagnostics[0]!.excerpt).toMatch(/key: "EXECUTION_ENV_PATH".*\n +\^$/);
     });
 
-    it('rejects a missing env, a path outside $$TRITON_MODEL_DIRECTORY and a file that is no tar.gz', async () => {
+    it('takes an empty archive for a stand-in: a warning that its contents are not checked', async () => {
+      const found = await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': '', ...net, ...ensemble() });
+      expect(found).toContain('warning:mme-execution-env-empty');
+      expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
+    });
+
+    it('rejects a missing env and a file that is no tar.gz, and warns about a path outside $$TRITON_MODEL_DIRECTORY', async () => {
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), ...net, ...ensemble() })).toContain('error:execution-env-missing');
-      expect(await mme({ ...pre(env('/opt/conda/env.tar.gz')), ...net, ...ensemble() })).toContain('error:mme-execution-env-path');
+      // Triton accepts the path; on SageMaker it works only if the image ships the file: a warning (issue 10.6).
+      const found = await mme({ ...pre(env('/opt/conda/env.tar.gz')), ...net, ...ensemble() });
+      expect(found).toContain('warning:mme-execution-env-path');
+      expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.zip')), 'pre/env.zip': 'zip', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
       expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': 'not gzip at all', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
     });

@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
+import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 
 afterAll(removeRepos);
 
@@ -7,9 +9,12 @@ const IO = `
 input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 3, 4 ] } ]
 output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 12 ] } ]`;
 
+/** A model.onnx with the interface IO declares (a batch dimension in front). */
+const MODEL_ONNX = onnxModel([['INPUT', FLOAT, ['batch', 3, 4]]], [['OUTPUT', FLOAT, ['batch', 12]]]);
+
 /** A valid ONNX model `m`; `config` is appended to its config.pbtxt, `files` added to the repository. */
 function onnx(config = '', files: RepoFiles = {}, header = 'name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8'): RepoFiles {
-  return { 'm/config.pbtxt': `${header}\n${IO}\n${config}\n`, 'm/1/model.onnx': 'onnx', ...files };
+  return { 'm/config.pbtxt': `${header}\n${IO}\n${config}\n`, 'm/1/model.onnx': MODEL_ONNX, ...files };
 }
 
 async function codes(files: RepoFiles, options = {}) {
@@ -41,9 +46,35 @@ describe('repository discovery (§1)', () => {
   });
 
   it('rejects a name that differs from the directory (Triton: directory name must equal model name)', async () => {
-    const found = await validateRepository(makeRepo(onnx('', {}, 'name: "other"\nbackend: "onnxruntime"')));
+    const found = await validateRepository(makeRepo(onnx('', {}, 'name: "other"\nbackend: "onnxruntime"\nmax_batch_size: 8')));
     expect(found.diagnostics[0]!.message).toContain("unexpected directory name 'm' for model 'other'");
-    await expectClean(onnx('', {}, 'backend: "onnxruntime"'));
+    await expectClean(onnx('', {}, 'backend: "onnxruntime"\nmax_batch_size: 8'));
+  });
+
+  it('treats a model directory given without config.pbtxt as that model, not as a repository of models 1, 2', async () => {
+    const root = makeRepo({ 'mymodel/1/model.plan': '', 'mymodel/2/model.plan': '' });
+    const report = await validateRepository(join(root, 'mymodel'));
+    expect(report.models.map((m) => m.name)).toEqual(['mymodel']);
+    expect(report.diagnostics).toMatchObject([{ severity: 'warning', code: 'config-missing', file: '.' }]);
+    expect(report.diagnostics[0]!.message).toContain('generates it from the tensorrt model');
+    expect(report.diagnostics[0]!.message).toContain('The path given is a model directory: 1/, 2/ are its version directories');
+    // A backend that cannot generate a config: the error says so.
+    const pt = await validateRepository(join(makeRepo({ 'net/1/model.pt': 'x' }), 'net'));
+    expect(pt.diagnostics.map((d) => `${d.severity}:${d.code}`)).toEqual(['error:config-missing']);
+  });
+
+  it('points at a config.pbtxt put in the version directory', async () => {
+    const report = await validateRepository(makeRepo({ 'ens/1/config.pbtxt': 'platform: "ensemble"', 'm/1/model.py': 'class TritonPythonModel:\n    def execute(self, r):\n        return []\n', 'm/config.pbtxt': 'backend: "python"' }));
+    const d = report.diagnostics.find((x) => x.model === 'ens' && x.code === 'unknown-backend');
+    expect(d?.message).toContain("Could not determine backend for model 'ens'");
+    expect(d?.message).toContain('ens/1/config.pbtxt is in the version directory, where Triton does not look: move it to ens/config.pbtxt.');
+  });
+
+  it('says a hidden directory holding a model is skipped because it is hidden (Triton would load it)', async () => {
+    const report = await validateRepository(makeRepo({ ...onnx(), '.old/config.pbtxt': 'backend: "python"', '.old/1/model.py': 'x' }));
+    expect(report.models.map((m) => m.name)).toEqual(['m']);
+    expect(report.diagnostics).toMatchObject([{ severity: 'warning', code: 'hidden-model-directory', file: '.old' }]);
+    expect(report.diagnostics[0]!.message).toContain("it is hidden: this tool skips hidden directories, so it is not checked. Triton does not skip it: it loads it as a model named '.old'");
   });
 
   it.each(['.ipynb_checkpoints', '__MACOSX', '.hidden'])('rejects a stray %s directory that Triton would try to load', async (dir) => {
@@ -73,7 +104,7 @@ describe('version directories (§1.A)', () => {
   it('ignores names with leading zeros and names that are not numbers, with a warning', async () => {
     await expectFault(onnx('', { 'm/01/': null }), 'version-leading-zeros', 'warning');
     await expectFault(onnx('', { 'm/v2/': null }), 'version-not-numeric', 'warning');
-    await expectFault(onnx('', { 'm/2abc/model.onnx': 'x' }), 'version-numeric-prefix', 'warning');
+    await expectFault(onnx('', { 'm/2abc/model.onnx': MODEL_ONNX }), 'version-numeric-prefix', 'warning');
   });
 
   it('skips warmup, initial_state and configs silently', async () => {
@@ -88,8 +119,19 @@ describe('version directories (§1.A)', () => {
     expect(found.diagnostics[0]!.message).toContain("at least one version must be available under the version policy of model 'm'");
   });
 
+  it('selects no version with latest { num_versions: 0 } or an empty latest { }: the load fails', async () => {
+    for (const policy of ['version_policy { latest { num_versions: 0 } }', 'version_policy { latest { } }']) {
+      const report = await validateRepository(makeRepo(onnx(policy)));
+      expect(report.models[0]!.versions).toEqual([]);
+      const d = report.diagnostics.find((x) => x.code === 'no-version');
+      expect(d).toMatchObject({ severity: 'error', file: 'm/config.pbtxt' });
+      expect(d!.line).toBeGreaterThan(0);
+      expect(d!.message).toMatch(/^at least one version must be available under the version policy of model 'm': latest \{ num_versions: 0 \} selects no version/);
+    }
+  });
+
   it('applies version_policy: latest N, all, specific', async () => {
-    const files = { 'm/2/model.onnx': 'x', 'm/3/model.onnx': 'x' };
+    const files = { 'm/2/model.onnx': MODEL_ONNX, 'm/3/model.onnx': MODEL_ONNX };
     const latest = await validateRepository(makeRepo(onnx('version_policy { latest { num_versions: 2 } }', files)));
     expect(latest.models[0]!.versions).toEqual([2, 3]);
     const all = await validateRepository(makeRepo(onnx('version_policy { all { } }', files)));
@@ -106,14 +148,14 @@ describe('version directories (§1.A)', () => {
   });
 
   it('checks the model file only in the versions the policy selects', async () => {
-    await expectClean(onnx('', { 'm/2/model.onnx': 'x', 'm/0/': null }));
+    await expectClean(onnx('', { 'm/2/model.onnx': MODEL_ONNX, 'm/0/': null }));
     await expectFault(onnx('version_policy { all { } }', { 'm/2/': null }), 'model-file-missing');
   });
 });
 
 describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
   it('lets backends that auto-complete run without config.pbtxt, with a warning', async () => {
-    await expectFault({ 'm/1/model.onnx': 'x' }, 'config-missing', 'warning');
+    await expectFault({ 'm/1/model.onnx': MODEL_ONNX }, 'config-missing', 'warning');
     await expectFault({ 'm/1/model.pt': 'x' }, 'config-missing', 'error');
     await expectFault({ 'm/1/weights.bin': 'x' }, 'unknown-backend', 'error');
   });
@@ -160,11 +202,21 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     await expectFault({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel': 'x' }, 'model-file-not-a-directory');
     await expectClean({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel/saved_model.pb': 'x' });
     await expectFault({ 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 1 ${IO}`, 'm/1/model.plan/': null }, 'model-file-not-a-file');
-    await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': 'x' }));
+    await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': MODEL_ONNX }));
+  });
+
+  it('warns (never errs) about a backend no Triton image ships: whether its library is installed is up to the server', async () => {
+    const custom = { 'm/config.pbtxt': `backend: "mybackend" max_batch_size: 1 ${IO}`, 'm/1/model.mybackend': 'x' };
+    const found = await validateRepository(makeRepo(custom));
+    expect(found.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(found.diagnostics.find((d) => d.code === 'unknown-backend-library')?.message).toContain(
+      "unable to find backend library for backend 'mybackend', try specifying runtime on the model configuration.",
+    );
+    await expectClean({ 'm/config.pbtxt': `backend: "mybackend" runtime: "libcustom.so" max_batch_size: 1 ${IO}`, 'm/1/model.mybackend': 'x' });
   });
 
   it('uses default_model_filename and requires the OpenVINO weights file', async () => {
-    await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': 'x' }));
+    await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': MODEL_ONNX }));
     await expectFault(onnx('default_model_filename: "bert.onnx"'), 'model-file-missing');
     await expectFault({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x' }, 'openvino-bin-missing');
     await expectClean({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x', 'm/1/model.bin': 'x' });
@@ -182,14 +234,19 @@ describe('files the config names, read from disk (§8, §11, §12)', () => {
       model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin" } } } ]
       sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ]
         initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }`;
-    const files = { 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
+    // The model takes the state input too (onnxruntime counts it) and has the CLS output.
+    const model = onnxModel(
+      [['INPUT', FLOAT, ['batch', 3, 4]], ['i', FLOAT, ['batch', 2]]],
+      [['OUTPUT', FLOAT, ['batch', 12]], ['CLS', FLOAT, ['batch', 3]], ['o', FLOAT, ['batch', 2]]],
+    );
+    const files = { 'm/1/model.onnx': model, 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
     await expectClean(onnx(config, files));
     expect(await codes(onnx(config, { ...files, 'm/warmup/in.bin': Buffer.alloc(47), 'm/initial_state/s.bin': Buffer.alloc(4) }))).toEqual([
       'error:warmup-file-short',
       'error:initial-state-file-short',
     ]);
     // A directory where the label file belongs is no label file (and Triton skips it as a version directory).
-    expect(await codes(onnx(config, { 'm/labels.txt/': null, 'labels.txt': 'x' }))).toEqual([
+    expect(await codes(onnx(config, { 'm/1/model.onnx': model, 'm/labels.txt/': null, 'labels.txt': 'x' }))).toEqual([
       'error:label-file-missing',
       'error:warmup-file-missing',
       'error:initial-state-file-missing',
@@ -219,10 +276,25 @@ describe('python backend (§16)', () => {
     await expectFault(py(MODEL_PY, 'default_model_filename: "model.txt"'), 'python-model-extension');
   });
 
-  it('requires class TritonPythonModel and its execute method', async () => {
+  it('requires a TritonPythonModel attribute: an error only when nothing in model.py can bind the name', async () => {
     await expectFault(py('class Model:\n    def execute(self, requests):\n        return []\n'), 'python-model-class');
-    await expectFault(py('class TritonPythonModel:\n    def initialize(self, args):\n        pass\n'), 'python-model-execute');
     await expectClean(py('class TritonPythonModel:\n    async def execute(self, requests):\n        return []\n'));
+    // The stub looks the name up on the imported module (pb_stub.cc:565): imports, re-exports and aliases all serve.
+    for (const source of [
+      'from my_models import *\n',
+      'from my_models import TritonPythonModel\n',
+      'from .impl import Impl as TritonPythonModel\n',
+      'import impl\nTritonPythonModel = impl.Model\n',
+      'try:\n    from fast import TritonPythonModel\nexcept ImportError:\n    from slow import TritonPythonModel\n',
+      'def __getattr__(name):\n    return load(name)\n',
+      'class TritonPythonModel(BaseModel):\n    pass\n',
+    ]) {
+      await expectClean(py(source));
+    }
+  });
+
+  it('warns (the load succeeds, every request fails) when a plain TritonPythonModel class has no execute', async () => {
+    await expectFault(py('class TritonPythonModel:\n    def initialize(self, args):\n        pass\n'), 'python-model-execute', 'warning');
   });
 
   it('lets auto_complete_config supply inputs and outputs', async () => {

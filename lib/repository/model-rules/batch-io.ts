@@ -1,4 +1,5 @@
-// §5 batch_input and batch_output: one source input each, naming tensors the model declares.
+// §5 batch_input and batch_output: one source input each, naming tensors the model declares (core
+// src/model_config_utils.cc:1341-1426, ValidateBatchIO).
 
 import type { LoadedModel } from '../model';
 import type { Reporter } from './reporter';
@@ -24,7 +25,6 @@ export function checkBatchIo(model: LoadedModel, r: Reporter) {
       }
     });
   }
-  const targets = new Set<string>();
   for (const bo of c.batch_output ?? []) {
     const sources = bo.source_input ?? [];
     if (sources.length !== 1) {
@@ -32,6 +32,15 @@ export function checkBatchIo(model: LoadedModel, r: Reporter) {
       r.error('batch-output-sources', bo, 'source_input',
         `batch output kind '${kind}' expects 1 source input, got ${sources.length} (model '${model.name}').`);
     }
+    // core src/model_config_utils.cc:1405-1411: a batch output's source must be an input too.
+    sources.forEach((s, i) => {
+      if (!inputNames.has(s)) {
+        r.error('batch-output-unknown-source', bo, 'source_input', `unknown source input name '${s}' (model ` +
+          `'${model.name}'): a batch_output's source_input must name one of the model's inputs.`, i);
+      }
+    });
+    // :1412-1423: target names are unique within one batch_output (the set is made per entry).
+    const targets = new Set<string>();
     (bo.target_name ?? []).forEach((t, i) => {
       if (!outputNames.has(t)) {
         r.error('batch-output-unknown-target', bo, 'target_name', `unknown target output name '${t}' (model ` +

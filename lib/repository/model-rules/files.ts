@@ -26,6 +26,16 @@ export function checkModelFiles(model: LoadedModel, r: Reporter) {
     const file = relPath(model.relDir, dirName, filename);
     const path = join(model.dir, dirName, filename);
     const stats = model.files.stat(path);
+    if (!stats && model.backend === 'dali') {
+      // dali_backend @ 01783f8 src/dali_model.h:150-152, 186-219: without the serialized pipeline the backend
+      // serializes <version>/dali.py itself (autoserialization); only when both are missing does the load fail.
+      const fallback = relPath(model.relDir, dirName, 'dali.py');
+      if (model.files.stat(join(model.dir, dirName, 'dali.py'))?.kind === 'file') continue;
+      r.file('error', 'model-file-missing', file, 'Failed to load model file. The program looked in the following ' +
+        `locations: ${file}, ${fallback}. Put the serialized pipeline (pipe.serialize(filename=...)) at ${file}, or ` +
+        `the pipeline's source with an @autoserialize function at ${fallback}.`);
+      continue;
+    }
     if (!stats) {
       const message = model.backend === 'python'
         ? `Python model file not found in '${file}'. Put model.py in ${relPath(model.relDir, dirName)}/ (or set default_model_filename).`

@@ -2,8 +2,9 @@
 // (triton-validation-rules.md §1–§9, §11–§14, §16). Each rule reports Triton's own wording plus how to fix it.
 // One file per section; the rules read files only through `model.files`, never the file system.
 
+import type { ModelConfig } from '../../config/model-config-schema';
 import type { Diagnostic } from '../../diagnostics';
-import type { LoadedModel } from '../model';
+import { tritonName, type LoadedModel } from '../model';
 import { checkBatchIo } from './batch-io';
 import { checkDynamicBatching } from './dynamic-batching';
 import { checkModelFiles } from './files';
@@ -23,6 +24,8 @@ export { resolveExecutionEnvPath } from './parameters';
 export interface ModelRuleOptions {
   /** Models whose `name` need not equal their directory (SageMaker renames the model it loads). */
   readonly renamed?: ReadonlySet<string>;
+  /** The config as the backend completes it at load, where that was reproduced offline (auto-complete.ts). */
+  readonly completed?: ModelConfig;
 }
 
 /** Reports faults of one model; the caller adds ensemble-graph and MME rules. */
@@ -47,13 +50,13 @@ export function checkModel(model: LoadedModel, options: ModelRuleOptions = {}): 
   checkPlatformBackend(model, r);
   if ((c.max_batch_size ?? 0) < 0) {
     r.error('negative-max-batch-size', c, 'max_batch_size', `'max_batch_size' must be non-negative value for ` +
-      `${model.name}. Use 0 for a model without a batch dimension, or the largest batch it accepts.`);
+      `${tritonName(model)}. Use 0 for a model without a batch dimension, or the largest batch it accepts.`);
   }
-  checkIo(model, r, isEnsemble);
+  checkIo(model, r, isEnsemble, options.completed ? { completed: options.completed } : {});
   checkBatchIo(model, r);
   if (c.model_transaction_policy?.decoupled && c.response_cache?.enable) {
     r.error('decoupled-response-cache', c, 'response_cache', 'Response Cache does not currently support model ' +
-      `${model.name} with 'decoupled' transaction policy. Please disable the response cache.`);
+      `${tritonName(model)} with 'decoupled' transaction policy. Please disable the response cache.`);
   }
   checkDynamicBatching(model, r);
   checkSequenceBatching(model, r);

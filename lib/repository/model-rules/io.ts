@@ -1,37 +1,74 @@
 // §4 inputs and outputs: names, data types, dims and reshape of each tensor, and what each platform supports.
 
 import type { ModelInputConfig, ModelOutputConfig } from '../../config/model-config-schema';
-import { autoCompletesIo } from '../backend-inference';
-import type { LoadedModel } from '../model';
-import { pythonAutoCompletes } from './python';
+import { ioCompletion, type IoCompletion } from '../io-completion';
+import { tritonName, type LoadedModel } from '../model';
 import type { Reporter } from './reporter';
 
-export function checkIo(model: LoadedModel, r: Reporter, isEnsemble: boolean) {
+export interface IoRuleOptions {
+  /** What an offline auto-complete (the ONNX file read, auto_complete_config run) made of the config. */
+  readonly completed?: {
+    readonly input?: readonly (ModelInputConfig | ModelOutputConfig)[];
+    readonly output?: readonly (ModelInputConfig | ModelOutputConfig)[];
+  };
+}
+
+export function checkIo(model: LoadedModel, r: Reporter, isEnsemble: boolean, options: IoRuleOptions = {}) {
   const c = model.config;
   const inputs = c.input ?? [];
   const outputs = c.output ?? [];
+  const completion = isEnsemble ? 'none' : ioCompletion(model);
   if (!isEnsemble) {
     for (const [list, what] of [[inputs, 'inputs'], [outputs, 'outputs']] as const) {
       if (list.length > 0) continue;
-      const python = pythonAutoCompletes(model);
-      if (autoCompletesIo(model.backend, model.platform) || python) {
-        r.warning(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}; Triton fills them ` +
-          `in from the ${python ? 'auto_complete_config function' : 'model file'} at load time. Declare them to ` +
-          'make the interface explicit (and checkable before upload).');
-      } else if (model.backend === 'pytorch' || model.platform === 'tensorflow_graphdef') {
-        r.error(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}, and the ` +
-          `${model.backend} backend cannot read them from the model file. Add ` +
-          `${what === 'inputs' ? 'input' : 'output'} [ { name: ... data_type: ... dims: [...] } ].`);
-      } else if (model.backend) {
-        r.warning(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}. Unless the ` +
-          `${model.backend} backend fills them in, add them to config.pbtxt.`);
-      }
+      if ((what === 'inputs' ? options.completed?.input : options.completed?.output)?.length) continue; // read from the model
+      missingList(model, r, what, completion);
     }
   }
   const mbs = c.max_batch_size ?? 0;
   const seen = { input: new Map<string, number>(), output: new Map<string, number>() };
-  inputs.forEach((io, i) => checkTensor(model, r, 'input', io, i, mbs, seen.input));
-  outputs.forEach((io, i) => checkTensor(model, r, 'output', io, i, mbs, seen.output));
+  // A tensor the offline auto-complete filled in (data_type and dims) is complete: its gaps are not reported.
+  const filled = (list: readonly (ModelInputConfig | ModelOutputConfig)[] | undefined) =>
+    new Set((list ?? []).filter((t) => t.data_type && t.data_type !== 'TYPE_INVALID' && (t.dims?.length ?? 0) > 0).map((t) => t.name ?? ''));
+  const filledInputs = filled(options.completed?.input);
+  const filledOutputs = filled(options.completed?.output);
+  inputs.forEach((io, i) => checkTensor(model, r, 'input', io, i, mbs, seen.input, filledInputs.has(io.name ?? '') ? 'filled' : completion));
+  outputs.forEach((io, i) => checkTensor(model, r, 'output', io, i, mbs, seen.output, filledOutputs.has(io.name ?? '') ? 'filled' : completion));
+}
+
+function missingList(model: LoadedModel, r: Reporter, what: 'inputs' | 'outputs', completion: IoCompletion) {
+  const c = model.config;
+  const backend = model.backend ?? '';
+  switch (completion) {
+    case 'when-empty':
+    case 'fills-entries': {
+      const by = backend === 'python' ? 'auto_complete_config function' : backend === 'vllm' ? 'vLLM backend' : 'model file';
+      r.warning(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}; Triton fills them ` +
+        `in from the ${by} at load time. Declare them to make the interface explicit (and checkable before upload).`);
+      return;
+    }
+    case 'unknown':
+      r.warning(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}. Unless the ` +
+        `${backend} backend fills them in at load (auto-complete), add them to config.pbtxt.`);
+      return;
+    case 'none':
+      if (backend === 'pytorch') {
+        // pytorch_backend src/pt/model_instance_state.cc:1366 (inputs) and :1379 (outputs): TorchScript keeps no
+        // tensor names or types, so the backend cannot fill the config in.
+        const triton = what === 'inputs'
+          ? `unable to load model '${model.name}', configuration expects 0 inputs, model provides <the forward() arguments>`
+          : 'model configuration must contain at least one output, none were specified';
+        r.error(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}, and the pytorch ` +
+          `backend cannot read them from a TorchScript file: Triton fails with "${triton}". Add ` +
+          `${what === 'inputs' ? 'input' : 'output'} [ { name: ... data_type: ... dims: [...] } ].`);
+      } else if (model.platform === 'tensorflow_graphdef') {
+        r.error(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}, and the tensorflow ` +
+          `backend cannot read them from a GraphDef. Add ${what === 'inputs' ? 'input' : 'output'} [ { name: ... ` +
+          'data_type: ... dims: [...] } ].');
+      }
+      // A python model without auto_complete_config may have no inputs (a generator) or no outputs: it loads.
+      return;
+  }
 }
 
 export function checkTensor(
@@ -42,10 +79,20 @@ export function checkTensor(
   index: number,
   mbs: number,
   seen: Map<string, number>,
+  completion: IoCompletion | 'filled' = 'none',
 ) {
   const c = model.config;
+  // Where the backend completes listed tensors, a missing data_type or dims is its to fill (10.1): a warning.
+  const fills = completion === 'fills-entries' || completion === 'unknown';
+  const incomplete = (code: string, at: object, field: string | undefined, triton: string) =>
+    completion === 'filled'
+      ? undefined
+      : fills
+      ? r.warning(code, at, field, `${triton}, unless the ${model.backend} backend fills it in at load: ` +
+          (completion === 'fills-entries' ? 'it does (auto-complete), so this is checked at load, not here.' : 'this tool does not know whether it does; declare it to be sure.'))
+      : r.error(code, at, field, `${triton}.`);
   const prefix = `model ${kind}`;
-  const suffix = ` for ${model.name}`;
+  const suffix = ` for ${tritonName(model)}`;
   const name = io.name ?? '';
   if (!name) {
     r.error(`${kind}-missing-name`, c, kind, `${prefix} must specify 'name'${suffix}.`, index);
@@ -53,21 +100,31 @@ export function checkTensor(
   }
   const what = `${prefix} '${name}'`;
   if (seen.has(name)) {
-    r.error(`duplicate-${kind}`, io, 'name', `${what} is declared twice (also ${kind} ` +
-      `#${seen.get(name)! + 1})${suffix}. Triton keeps only the first; remove or rename one.`);
+    // Core does not reject a repeated name: Model::Init keeps the first in its input/output maps
+    // (src/model.cc:105, :114, std::map::insert), while an ensemble's output shapes are assigned, last one winning
+    // (src/ensemble_scheduler/ensemble_scheduler.cc:1720-1722). Upstream TensorRT-LLM's ensemble ships one.
+    const first = (kind === 'input' ? c.input : c.output)![seen.get(name)!]!;
+    const same = JSON.stringify(first, bigintText) === JSON.stringify(io, bigintText);
+    r.warning(`duplicate-${kind}`, io, 'name', `${what} is declared twice (also ${kind} #${seen.get(name)! + 1})` +
+      `${suffix}. Triton loads it and keeps the first declaration` +
+      (same ? ' (the two are identical)' : `, but the two differ: clients see the first, and ${kind === 'output' && model.platform === 'ensemble' ? "the ensemble scheduler takes the last one's shape" : 'the second is ignored'}`) +
+      '. Remove the repeated one.');
   } else {
     seen.set(name, index);
   }
   if (!io.data_type || io.data_type === 'TYPE_INVALID') {
-    r.error(`${kind}-missing-data-type`, io, io.data_type ? 'data_type' : undefined, `${what} must specify 'data_type'${suffix}.`);
+    incomplete(`${kind}-missing-data-type`, io, io.data_type ? 'data_type' : undefined, `${what} must specify 'data_type'${suffix}`);
   } else if (io.data_type === 'TYPE_STRING' && model.platform === 'tensorrt_plan') {
     r.error('tensorrt-string', io, 'data_type', `${what} is TYPE_STRING, which TensorRT does not support${suffix}. ` +
       'Tokenize or decode strings in a python or DALI step before the TensorRT model.');
   }
   const dims = io.dims ?? [];
   if (dims.length === 0) {
-    r.error(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}. A scalar is written ` +
-      'dims: [ 1 ] with reshape: { shape: [ ] }.');
+    if (fills || completion === 'filled') incomplete(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}`);
+    else {
+      r.error(`${kind}-missing-dims`, io, undefined, `${what} must specify 'dims'${suffix}. A scalar is written ` +
+        'dims: [ 1 ] with reshape: { shape: [ ] }.');
+    }
     return;
   }
   dims.forEach((d, i) => {
@@ -118,6 +175,10 @@ export function checkTensor(
       r.error('non-linear-io-dims', io, 'is_non_linear_format_io', `Non-linear IO format ${kind} requires 3 dims (${what}${suffix}).`);
     }
   }
+}
+
+function bigintText(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
 }
 
 /** Rules 4.7–4.9: equal element counts, and with -1 the same variable-size segments. */

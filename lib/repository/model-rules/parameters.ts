@@ -36,7 +36,8 @@ export function checkParameters(model: LoadedModel, r: Reporter) {
       `Incorrect value for FORCE_CPU_ONLY_INPUT_TENSORS: ${force}'. Use "yes" or "no".`);
   }
   const strategy = params.TRITON_BATCH_STRATEGY_PATH?.string_value;
-  if (strategy !== undefined && strategy !== '') {
+  // With the sequence batcher the path is never looked at: that combination is an error of its own (sequence-batching.ts).
+  if (strategy !== undefined && strategy !== '' && !model.config.sequence_batching) {
     const path = isAbsolute(strategy) ? strategy : join(model.dir, strategy);
     if (!isInside(model.dir, path)) {
       r.error('batch-strategy-escapes', params, 'TRITON_BATCH_STRATEGY_PATH',

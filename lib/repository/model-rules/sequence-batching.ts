@@ -1,7 +1,7 @@
 // §8 sequence batching: control tensors, the oldest and direct strategies, and implicit state with its initial data.
 
 import { join } from 'node:path';
-import { LoadedModel, relPath } from '../model';
+import { LoadedModel, relPath, tritonName } from '../model';
 import { fileSize } from '../model-files';
 import type { Reporter } from './reporter';
 import { byteSize } from './tensor-bytes';
@@ -10,7 +10,7 @@ export function checkSequenceBatching(model: LoadedModel, r: Reporter) {
   const c = model.config;
   const sb = c.sequence_batching;
   if (!sb) return;
-  const name = model.name;
+  const name = tritonName(model);
   if (c.response_cache?.enable) {
     r.error('sequence-response-cache', c, 'response_cache', 'Response Cache does not currently support model ' +
       `${name} with sequence batching scheduler. Please disable the response cache.`);
@@ -148,9 +148,12 @@ export function checkSequenceBatching(model: LoadedModel, r: Reporter) {
       }
     }
   });
+  // core src/backend_model.cc:185-191: TritonModel::Create fails the load (the message reads like a warning, but
+  // it is returned as INVALID_ARG), whatever the parameter's value.
   if (c.parameters?.TRITON_BATCH_STRATEGY_PATH) {
-    r.warning('batch-strategy-with-sequence', c.parameters, 'TRITON_BATCH_STRATEGY_PATH',
+    r.error('batch-strategy-with-sequence', c.parameters, 'TRITON_BATCH_STRATEGY_PATH',
       'TRITON_BATCH_STRATEGY_PATH cannot be specified with sequence batcher, using default batching strategy. ' +
-        'Remove the parameter.');
+        'Triton fails the load with this message: remove the parameter (a custom batching strategy only works with ' +
+        'the dynamic batcher).');
   }
 }

@@ -10,13 +10,18 @@ describe('batch inputs and outputs (§5)', () => {
     ['an unknown source input', 'batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "n" data_type: TYPE_INT32 source_input: "NOPE" } ]', 'batch-input-unknown-source'],
     ['a batch output without source', 'batch_output [ { target_name: "OUTPUT" } ]', 'batch-output-sources'],
     ['an unknown target output', 'batch_output [ { target_name: "NOPE" source_input: "INPUT" } ]', 'batch-output-unknown-target'],
-    ['a target output given twice', 'batch_output [ { target_name: "OUTPUT" source_input: "INPUT" }, { target_name: "OUTPUT" source_input: "INPUT" } ]', 'batch-output-duplicate-target'],
+    ['a target output given twice in one batch output', 'batch_output [ { target_name: [ "OUTPUT", "OUTPUT" ] source_input: "INPUT" } ]', 'batch-output-duplicate-target'],
+    ['a batch output whose source is not an input', 'batch_output [ { target_name: "OUTPUT" source_input: "NOPE" } ]', 'batch-output-unknown-source'],
   ])('rejects %s', (_case, extra, code) => {
     expectFault(onnx(extra), code);
   });
 
   it('accepts well-formed batch inputs and outputs', () => {
     expectClean(onnx('batch_input [ { kind: BATCH_ACCUMULATED_ELEMENT_COUNT target_name: "n" data_type: TYPE_FP32 source_input: "INPUT" } ] batch_output [ { target_name: "OUTPUT" source_input: "INPUT" } ]'));
+  });
+
+  it('accepts the same target in two batch outputs: core checks uniqueness within one entry only', () => {
+    expectClean(onnx('batch_output [ { target_name: "OUTPUT" source_input: "INPUT" }, { target_name: "OUTPUT" source_input: "INPUT" } ]'));
   });
 });
 
@@ -83,8 +88,9 @@ describe('scheduling (§6, §7, §8)', () => {
       instance_group [ { kind: KIND_GPU } ]`));
   });
 
-  it('warns that a batch strategy library is ignored with the sequence batcher', () => {
-    expectFault(onnx('sequence_batching { } parameters { key: "TRITON_BATCH_STRATEGY_PATH" value { string_value: "s.so" } }', { 's.so': 'x' }), 'batch-strategy-with-sequence', 'warning');
+  it('rejects a batch strategy library with the sequence batcher: the load fails', () => {
+    expectFault(onnx('sequence_batching { } parameters { key: "TRITON_BATCH_STRATEGY_PATH" value { string_value: "s.so" } }', { 's.so': 'x' }), 'batch-strategy-with-sequence');
+    expectFault(onnx('sequence_batching { } parameters { key: "TRITON_BATCH_STRATEGY_PATH" value { string_value: "" } }'), 'batch-strategy-with-sequence');
   });
 });
 

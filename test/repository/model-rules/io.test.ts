@@ -1,6 +1,7 @@
 // §3 max_batch_size and §4 inputs and outputs, checked from config text (lib/repository/model-rules/io.ts).
 
-import { expectClean, expectFault, onnx } from './model-from-text';
+import { checkModel } from '../../../lib/repository/model-rules';
+import { expectClean, expectFault, modelFromText, onnx } from './model-from-text';
 
 describe('max_batch_size, inputs and outputs (§3, §4)', () => {
   it('rejects a negative max_batch_size', () => {
@@ -22,7 +23,6 @@ describe('max_batch_size, inputs and outputs (§3, §4)', () => {
     ['NHWC with 2 dims', 'input [ { name: "A" data_type: TYPE_FP32 format: FORMAT_NHWC dims: [ 3, 4 ] } ]', 'format-dims'],
     ['a shape tensor on ONNX', 'input [ { name: "A" data_type: TYPE_INT32 dims: [ 2 ] is_shape_tensor: true } ]', 'shape-tensor-platform'],
     ['non-linear IO on ONNX', 'input [ { name: "A" data_type: TYPE_FP32 dims: [ 3, 4, 4 ] is_non_linear_format_io: true } ]', 'non-linear-io-platform'],
-    ['two inputs with one name', 'input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 1 ] } ]', 'duplicate-input'],
   ])('rejects %s', (_case, extra, code) => {
     expectFault(onnx(extra), code);
   });
@@ -34,6 +34,14 @@ describe('max_batch_size, inputs and outputs (§3, §4)', () => {
     ['a variable-size dimension', 'output [ { name: "B" data_type: TYPE_STRING dims: [ -1 ] } ]'],
   ])('accepts %s', (_case, extra) => {
     expectClean(onnx(extra));
+  });
+
+  it('warns, not errors, on a name declared twice: core keeps the first (src/model.cc:105 inserts into a map)', () => {
+    const { model, diagnostics } = modelFromText(`${onnx().config}input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 3, 4 ] } ]`, onnx().files);
+    const found = [...diagnostics, ...checkModel(model)].filter((d) => d.code === 'duplicate-input');
+    expect(found).toMatchObject([{ severity: 'warning', line: 8 }]);
+    expect(found[0]!.message).toContain('Triton loads it and keeps the first declaration (the two are identical)');
+    expectFault(onnx('output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 12 ] } ]'), 'duplicate-output', 'warning');
   });
 
   it('rejects an empty reshape on a non-batching model', () => {

@@ -59,7 +59,7 @@ export function ruleCodes(
 
 /** A file view over an in-memory list; directories are implied by the files below them. */
 function memoryFiles(dir: string, files: ModelFileList): ModelFiles {
-  const entries = new Map<string, FileInfo & { text?: string }>();
+  const entries = new Map<string, FileInfo & { text?: string; bytes?: Buffer }>();
   const children = new Map<string, Set<string>>();
   const addDirectory = (path: string) => {
     if (entries.has(path)) return;
@@ -81,8 +81,8 @@ function memoryFiles(dir: string, files: ModelFileList): ModelFiles {
     const parent = dirname(path);
     addDirectory(parent);
     children.get(parent)!.add(basename(path));
-    const text = typeof content === 'string' ? content : content.toString('utf8');
-    entries.set(path, { kind: 'file', size: Buffer.byteLength(content), text });
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    entries.set(path, { kind: 'file', size: bytes.length, text: bytes.toString('utf8'), bytes });
   }
   return {
     stat: (path) => {
@@ -91,6 +91,11 @@ function memoryFiles(dir: string, files: ModelFileList): ModelFiles {
     },
     readText: (path) => entries.get(join(path))?.text,
     list: (path) => children.get(join(path)) ?? new Set(),
+    open: (path) => {
+      const bytes = entries.get(join(path))?.bytes;
+      if (!bytes) return 'ENOENT';
+      return { size: bytes.length, read: (buffer, length, position) => bytes.copy(buffer, 0, position, position + length), close: () => undefined };
+    },
   };
 }
 

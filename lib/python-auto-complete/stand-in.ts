@@ -1,0 +1,298 @@
+// The python sources `--run-python` runs: a stand-in for the python backend's `triton_python_backend_utils` module and
+// the runner that imports a model.py and calls its auto_complete_config, as Triton's stub does at load. They are kept
+// here as text so they ship inside the package's dist/ and are written to a temporary directory for each run.
+//
+// What Triton does (triton-inference-server/python_backend @ f9088ff): the stub puts the version directory, the model
+// directory and the backend directory on sys.path, imports `<version>.<stem>` (src/pb_stub.cc:2043-2080), looks up
+// TritonPythonModel on that module and, if it has auto_complete_config, calls it with a ModelConfig built from the
+// config as JSON (:501-535); the result must be a ModelConfig. The ModelConfig methods and their errors follow
+// src/resources/triton_python_backend_utils.py (class ModelConfig): they are written anew here, with the same
+// behaviour and the same messages, so that a model's mistakes read as Triton would report them.
+
+/** The stand-in `triton_python_backend_utils`. */
+export const STAND_IN_UTILS = `"""Stand-in for Triton's triton_python_backend_utils, for running auto_complete_config offline (mme-deploy --run-python).
+
+ModelConfig behaves as the python backend's does at load; the rest of the module is present so that model files
+that import names from it import, but none of it runs a model."""
+
+import json
+
+
+class TritonModelException(Exception):
+    pass
+
+
+class TritonError(Exception):
+    def __init__(self, message="", code=None):
+        super().__init__(message)
+        self._message = message
+
+    def message(self):
+        return self._message
+
+
+class _Placeholder:
+    """Stands for classes a model builds only when it serves requests."""
+
+    def __init__(self, *args, **kwargs):
+        raise TritonModelException("not available while auto-completing a configuration")
+
+
+class Tensor(_Placeholder):
+    pass
+
+
+class InferenceRequest(_Placeholder):
+    pass
+
+
+class InferenceResponse(_Placeholder):
+    pass
+
+
+class MetricFamily(_Placeholder):
+    COUNTER = 0
+    GAUGE = 1
+    HISTOGRAM = 2
+
+
+class PreferredMemory(_Placeholder):
+    pass
+
+
+class Logger:
+    @staticmethod
+    def log(message, level=None):
+        pass
+
+    log_info = log_warn = log_error = log_verbose = log
+
+
+TRITONSERVER_MEMORY_CPU = 0
+TRITONSERVER_MEMORY_GPU = 2
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2
+TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
+TRITONSERVER_REQUEST_RELEASE_ALL = 1
+TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2
+
+_MODEL_DIR = None
+
+
+def get_model_dir():
+    return _MODEL_DIR
+
+
+def _config_entry(entries, name):
+    for entry in entries:
+        if entry.get("name") == name:
+            return entry
+    return {}
+
+
+def get_input_config_by_name(model_config, name):
+    return _config_entry(model_config.get("input", []), name)
+
+
+def get_output_config_by_name(model_config, name):
+    return _config_entry(model_config.get("output", []), name)
+
+
+def get_input_tensor_by_name(request, name):
+    raise TritonModelException("not available while auto-completing a configuration")
+
+
+def get_output_tensor_by_name(response, name):
+    raise TritonModelException("not available while auto-completing a configuration")
+
+
+def triton_string_to_numpy(triton_type):
+    import numpy
+
+    types = {
+        "TYPE_BOOL": numpy.bool_, "TYPE_UINT8": numpy.uint8, "TYPE_UINT16": numpy.uint16,
+        "TYPE_UINT32": numpy.uint32, "TYPE_UINT64": numpy.uint64, "TYPE_INT8": numpy.int8,
+        "TYPE_INT16": numpy.int16, "TYPE_INT32": numpy.int32, "TYPE_INT64": numpy.int64,
+        "TYPE_FP16": numpy.float16, "TYPE_FP32": numpy.float32, "TYPE_FP64": numpy.float64,
+        "TYPE_STRING": numpy.object_,
+    }
+    return types[triton_type]
+
+
+def load_model(*args, **kwargs):
+    raise TritonModelException("not available while auto-completing a configuration")
+
+
+def unload_model(*args, **kwargs):
+    raise TritonModelException("not available while auto-completing a configuration")
+
+
+def is_model_ready(*args, **kwargs):
+    return False
+
+
+class ModelConfig:
+    """The model configuration auto_complete_config receives and returns."""
+
+    def __init__(self, model_config):
+        self._model_config = json.loads(model_config)
+
+    def as_dict(self):
+        return self._model_config
+
+    def _name(self):
+        return self._model_config["name"]
+
+    def set_max_batch_size(self, max_batch_size):
+        if self._model_config["max_batch_size"] > max_batch_size:
+            raise ValueError(
+                "configuration specified max_batch_size " + str(self._model_config["max_batch_size"])
+                + ", but in auto-complete-config function for model '" + self._name()
+                + "' specified max_batch_size " + str(max_batch_size)
+            )
+        self._model_config["max_batch_size"] = max_batch_size
+
+    def set_dynamic_batching(self):
+        for scheduler in ("sequence_batching", "ensemble_scheduling"):
+            if scheduler in self._model_config:
+                raise ValueError(
+                    "Configuration specified scheduling_choice as '" + scheduler
+                    + "', but auto-complete-config function for model '" + self._name()
+                    + "' tries to set scheduling_choice as 'dynamic_batching'"
+                )
+        self._model_config.setdefault("dynamic_batching", {})
+
+    def _check_properties(self, kind, tensor, allowed, allowed_text):
+        for key in tensor:
+            if key not in allowed:
+                raise ValueError(
+                    kind + " '" + str(tensor.get("name")) + "' in auto-complete-config function for model '"
+                    + self._name() + "' contains property other than " + allowed_text + "."
+                )
+        if "name" not in tensor:
+            raise ValueError(kind + " in auto-complete-config function for model '" + self._name() + "' is missing 'name' property.")
+        for key in ("data_type", "dims"):
+            if key not in tensor:
+                raise ValueError(
+                    kind + " '" + tensor["name"] + "' in auto-complete-config function for model '" + self._name()
+                    + "' is missing '" + key + "' property."
+                )
+
+    def _merge(self, kind, tensor):
+        for current in self._model_config[kind]:
+            if current["name"] != tensor["name"]:
+                continue
+            if current["data_type"] != "TYPE_INVALID" and current["data_type"] != tensor["data_type"]:
+                raise ValueError(
+                    "unable to load model '" + self._name() + "', configuration expects datatype "
+                    + current["data_type"] + " for " + kind + " '" + tensor["name"] + "', model provides "
+                    + tensor["data_type"]
+                )
+            if current["dims"] and current["dims"] != tensor["dims"]:
+                raise ValueError(
+                    "model '" + self._name() + "', tensor '" + tensor["name"] + "': the model expects dims "
+                    + str(tensor["dims"]) + " but the model configuration specifies dims " + str(current["dims"])
+                )
+            if kind == "input" and "optional" in current and "optional" in tensor and current["optional"] != tensor["optional"]:
+                raise ValueError(
+                    "model '" + self._name() + "', tensor '" + tensor["name"] + "': the model expects optional "
+                    + str(tensor["optional"]) + " but the model configuration specifies optional " + str(current["optional"])
+                )
+            current["data_type"] = tensor["data_type"]
+            current["dims"] = tensor["dims"]
+            if kind == "input" and "optional" in tensor:
+                current["optional"] = tensor["optional"]
+            return
+        self._model_config[kind].append(tensor)
+
+    def add_input(self, input):
+        self._check_properties("input", input, ("name", "data_type", "dims", "optional"), "'name', 'data_type', 'dims' and 'optional'")
+        self._merge("input", input)
+
+    def add_output(self, output):
+        self._check_properties("output", output, ("name", "data_type", "dims"), "'name', 'data_type' and 'dims'")
+        self._merge("output", output)
+
+    def set_model_transaction_policy(self, transaction_policy_dict):
+        for key in transaction_policy_dict:
+            if key != "decoupled":
+                raise ValueError(
+                    "model transaction property in auto-complete-config function for model '" + self._name()
+                    + "' contains property other than 'decoupled'."
+                )
+        policy = self._model_config.setdefault("model_transaction_policy", {})
+        if "decoupled" in transaction_policy_dict:
+            if "decoupled" in policy and policy["decoupled"] != transaction_policy_dict["decoupled"]:
+                raise ValueError(
+                    "trying to change decoupled property in auto-complete-config for model '" + self._name()
+                    + "', which is already set to '" + str(policy["decoupled"]) + "'."
+                )
+            policy["decoupled"] = transaction_policy_dict["decoupled"]
+`;
+
+/**
+ * The runner: reads one job as JSON on stdin, prints one result as JSON on stdout. Whatever the model prints goes
+ * to stderr, so stdout stays the result.
+ */
+export const RUNNER = `"""Imports one model.py as Triton's python backend stub does and runs its auto_complete_config (mme-deploy --run-python).
+
+Job (stdin): {"stub_dir", "version_dir", "model_dir", "module", "model_file", "name", "config": <JSON text>}
+Result (stdout): {"ok": true, "ran": bool, "config": {...}} or {"ok": false, "stage", "type", "message", "line"}"""
+
+import importlib
+import json
+import os
+import sys
+import traceback
+
+job = json.loads(sys.stdin.read())
+result_out = sys.stdout
+sys.stdout = sys.stderr
+
+
+def model_line(error):
+    """The line of the model file where the error happened (the innermost frame in that file), if any."""
+    line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if os.path.realpath(frame.filename) == os.path.realpath(job["model_file"]):
+            line = frame.lineno
+    return line
+
+
+def fail(stage, error):
+    return {"ok": False, "stage": stage, "type": type(error).__name__, "message": str(error), "line": model_line(error)}
+
+
+def run():
+    for path in (job["version_dir"], job["model_dir"], job["stub_dir"]):
+        sys.path.append(path)
+    import triton_python_backend_utils as pb_utils
+
+    pb_utils._MODEL_DIR = job["version_dir"]
+    try:
+        module = importlib.import_module(job["module"])
+    except BaseException as error:
+        return fail("import", error)
+    try:
+        model_class = getattr(module, "TritonPythonModel")
+    except AttributeError as error:
+        return fail("class", error)
+    config = pb_utils.ModelConfig(job["config"])
+    ran = hasattr(model_class, "auto_complete_config")
+    if ran:
+        try:
+            config = model_class.auto_complete_config(config)
+        except BaseException as error:
+            return fail("auto_complete", error)
+    if not isinstance(config, pb_utils.ModelConfig):
+        return {
+            "ok": False, "stage": "return", "type": "TypeError", "line": None,
+            "message": "auto_complete_config function in model '" + job["name"] + "' must return a valid pb.ModelConfig object.",
+        }
+    return {"ok": True, "ran": ran, "config": config._model_config}
+
+
+result = run()
+result_out.write(json.dumps(result))
+result_out.flush()
+`;

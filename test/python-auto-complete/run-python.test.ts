@@ -1,0 +1,111 @@
+// `validate --run-python`: python models' auto_complete_config run in python3 with the stand-in
+// triton_python_backend_utils, as Triton does at load; the completed config checked and used by the ensemble rules.
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { validateRepository } from '../../lib/repository/validate';
+import { isMmeError } from '../../lib/errors';
+import { runCli } from '../cli/run-cli';
+import { findPython } from '../examples/python-model-runner';
+import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
+
+afterAll(removeRepos);
+
+const python = findPython(['numpy']);
+const suite = 'python' in python ? describe : describe.skip;
+
+/** A python model whose auto_complete_config declares TEXT (string) → IDS (INT64, [8]) and dynamic batching. */
+const TOKENIZER_PY = `import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.set_max_batch_size(8)
+        config.add_input({"name": "TEXT", "data_type": "TYPE_STRING", "dims": [1]})
+        config.add_output({"name": "IDS", "data_type": "TYPE_INT64", "dims": [8]})
+        config.set_dynamic_batching()
+        return config
+
+    def execute(self, requests):
+        return []
+`;
+
+const ENSEMBLE: RepoFiles = {
+  'ens/config.pbtxt': `platform: "ensemble" max_batch_size: 8
+input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "IDS" data_type: TYPE_INT64 dims: [ 8 ] } ]
+ensemble_scheduling { step [ { model_name: "tok" model_version: -1 input_map { key: "TEXT" value: "TEXT" } output_map { key: "IDS" value: "IDS" } } ] }`,
+  'ens/1/': null,
+  'tok/config.pbtxt': 'backend: "python"',
+  'tok/1/model.py': TOKENIZER_PY,
+};
+
+suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})` : ''}`, () => {
+  const run = (files: RepoFiles, options = {}) => validateRepository(makeRepo(files), { runPython: { python: (python as { python: string }).python, ...options } });
+  const codes = (report: { diagnostics: { severity: string; code: string }[] }) => report.diagnostics.map((d) => `${d.severity}:${d.code}`);
+
+  it('completes the config from auto_complete_config, so the ensemble step is checked against it', async () => {
+    const offline = await validateRepository(makeRepo(ENSEMBLE));
+    expect(codes(offline)).toContain('warning:ensemble-step-unchecked');
+    const report = await run(ENSEMBLE);
+    expect(report.diagnostics).toEqual([]);
+    // A wrong map key is now certain: the completed config says which inputs the model has.
+    const wrong = await run({ ...ENSEMBLE, 'ens/config.pbtxt': ENSEMBLE['ens/config.pbtxt']!.toString().replace('key: "TEXT"', 'key: "TXT"') });
+    expect(codes(wrong)).toContain('error:ensemble-unknown-input');
+    expect(wrong.diagnostics.find((d) => d.code === 'ensemble-unknown-input')!.message).toContain('mapping to non-existing input TXT in model tok');
+  });
+
+  it('reports an exception of auto_complete_config in its own words, at the line of model.py that raised it', async () => {
+    const report = await run({ 'tok/config.pbtxt': 'backend: "python" max_batch_size: 16', 'tok/1/model.py': TOKENIZER_PY });
+    expect(report.ok).toBe(false);
+    const d = report.diagnostics.find((x) => x.code === 'python-auto-complete')!;
+    expect(d).toMatchObject({ severity: 'error', file: 'tok/1/model.py', line: 7 });
+    expect(d.message).toMatch(/^configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8/);
+  });
+
+  it('says auto_complete_config must return the config it was given', async () => {
+    const report = await run({ 'tok/1/model.py': TOKENIZER_PY.replace('        return config\n', '        return None\n') });
+    expect(report.diagnostics.find((x) => x.code === 'python-auto-complete')!.message).toContain("auto_complete_config function in model 'tok' must return a valid pb.ModelConfig object.");
+  });
+
+  it('warns, and checks nothing more, when model.py imports what this python does not have', async () => {
+    const report = await run({ 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `import no_such_package_here\n${TOKENIZER_PY}` });
+    expect(report.ok).toBe(true);
+    expect(report.diagnostics.find((x) => x.code === 'python-import')).toMatchObject({ severity: 'warning', line: 1 });
+    expect(report.diagnostics.find((x) => x.code === 'python-import')!.message).toContain("No module named 'no_such_package_here'");
+  });
+
+  it('gives up on a model that hangs, with a warning, after the timeout', async () => {
+    const report = await run({ 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `while True:\n    pass\n${TOKENIZER_PY}` }, { timeoutMs: 1000 });
+    expect(report.ok).toBe(true);
+    expect(report.diagnostics.find((x) => x.code === 'python-auto-complete-unchecked')!.message).toContain('did not finish within 1 s');
+  });
+
+  it('imports model.py as <version>.model with its helper modules importable, and leaves no __pycache__ behind', async () => {
+    const files: RepoFiles = {
+      'tok/config.pbtxt': 'backend: "python"',
+      'tok/1/model.py': 'from helpers import *\n',
+      'tok/1/helpers.py': TOKENIZER_PY,
+    };
+    const root = makeRepo(files);
+    const report = await validateRepository(root, { runPython: { python: (python as { python: string }).python } });
+    expect(report.diagnostics).toEqual([]);
+    expect(readdirSync(join(root, 'tok', '1')).sort()).toEqual(['helpers.py', 'model.py']);
+    expect(existsSync(join(root, 'tok', '__pycache__'))).toBe(false);
+  });
+
+  it('is a usage error when the interpreter cannot be found', async () => {
+    const failure = await run(ENSEMBLE, { python: '/nonexistent/python3' }).catch((err: unknown) => err);
+    expect(isMmeError(failure, 'USAGE')).toBe(true);
+    expect((failure as Error).message).toContain("--run-python needs a python3 interpreter, and '/nonexistent/python3' was not found");
+  });
+
+  it('is off by default and a flag of mme-deploy validate', async () => {
+    const root = makeRepo({ 'tok/config.pbtxt': 'backend: "python" max_batch_size: 16', 'tok/1/model.py': TOKENIZER_PY });
+    expect((await runCli(['validate', root])).code).toBe(0);
+    const run = await runCli(['validate', '--run-python', root], { env: { ...process.env, MME_DEPLOY_PYTHON: (python as { python: string }).python } });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8");
+  });
+});

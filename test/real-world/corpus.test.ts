@@ -1,0 +1,161 @@
+// The validator against public Triton repositories as their authors arrange them (test/real-world/corpus.json):
+// every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
+// right file:line, and every mistake seeded into them is caught the same way.
+
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { formatDiagnostic, type Diagnostic } from '../../lib/diagnostics';
+import { validateRepository } from '../../lib/repository/validate';
+import {
+  caseDir,
+  CORPUS_DIR,
+  CorpusCase,
+  Edit,
+  Expectation,
+  generateOnnxModels,
+  loadCorpus,
+  materialize,
+  onnxPython,
+  removeMaterialized,
+  TritonVerdict,
+} from './corpus';
+
+const corpus = loadCorpus();
+const python = onnxPython();
+let onnxDir: string | undefined;
+
+beforeAll(() => {
+  if (python) onnxDir = generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+});
+afterAll(removeMaterialized);
+
+/** What the test expects: the case's own expectation, or Triton's verdict (exit 1 with Triton's message). */
+function expectationOf(c: { triton: TritonVerdict; expect?: Expectation }): Expectation {
+  if (c.expect) return c.expect;
+  if (c.triton.loads) return { exit: 0 };
+  return { exit: 1, diagnostics: [{ file: '', wording: c.triton.message! }] };
+}
+
+interface Target {
+  readonly path: string;
+  readonly mme: boolean;
+}
+
+function targetsOf(c: CorpusCase): Target[] {
+  const listed = (c as { validate?: { path: string; mme?: boolean }[] }).validate;
+  if (listed) return listed.map((t) => ({ path: t.path, mme: Boolean(t.mme) }));
+  return c.mme ? [{ path: '.', mme: false }, { path: '.', mme: true }] : [{ path: '.', mme: false }];
+}
+
+function show(diagnostics: readonly Diagnostic[]): string {
+  return diagnostics.map((d) => formatDiagnostic(d, { excerpt: false })).join('\n') || '(no diagnostics)';
+}
+
+async function check(root: string, targets: Target[], expected: Expectation, options: { runPython?: boolean } = {}) {
+  const all: Diagnostic[] = [];
+  let exit: 0 | 1 = 0;
+  for (const target of targets) {
+    const report = await validateRepository(join(root, target.path), { mme: target.mme, ...options });
+    if (!report.ok) exit = 1;
+    all.push(...report.diagnostics.map((d) => (target.path === '.' ? d : { ...d, file: `${target.path}/${d.file}` })));
+  }
+  const errors = all.filter((d) => d.severity === 'error');
+  if (exit !== expected.exit) {
+    throw new Error(`expected exit ${expected.exit}, got ${exit}:\n${show(expected.exit === 0 ? errors : all)}`);
+  }
+  for (const want of expected.diagnostics ?? []) {
+    const found = all.find(
+      (d) =>
+        (want.wording === undefined || d.message.includes(want.wording)) &&
+        (want.code === undefined || d.code === want.code) &&
+        (want.file === '' || d.file === want.file) &&
+        (want.line === undefined || d.line === want.line) &&
+        (expected.exit === 0 || d.severity === 'error'),
+    );
+    if (!found) {
+      throw new Error(`expected a diagnostic ${JSON.stringify(want)}, got:\n${show(all)}`);
+    }
+  }
+}
+
+describe('real-world corpus', () => {
+  const pending = (c: { pending?: string }) => c.pending !== undefined;
+
+  describe.each(corpus.cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
+    const expected = expectationOf(c);
+    const title = c.triton.loads
+      ? `Triton loads it: exit 0`
+      : expected.exit === 1
+        ? `Triton rejects it: exit 1 with "${(c.triton.message ?? '').slice(0, 60)}..."`
+        : `Triton rejects it for a reason the files cannot show: exit 0 (${expected.undecidable})`;
+    const needsOnnx = Object.keys(c.onnx ?? {}).length > 0;
+    const run = needsOnnx && !python ? it.skip : pending(c as { pending?: string }) ? it.failing : it;
+    run(title, async () => {
+      await check(materialize(c, onnxDir), targetsOf(c), expected);
+    });
+    if (c.expectRunPython) {
+      const withPython = pending(c.expectRunPython as { pending?: string }) ? it.failing : it;
+      withPython(`with --run-python: exit ${c.expectRunPython.exit}`, async () => {
+        await check(materialize(c, onnxDir), targetsOf(c), c.expectRunPython!, { runPython: true });
+      });
+    }
+  });
+
+  const mistakes = corpus.mistakes.map((m) => [m.id, m] as const);
+  describe.each(mistakes)('seeded mistake %s', (_id, m) => {
+    const base = corpus.cases.find((c) => c.id === m.base);
+    (pending(m as { pending?: string }) ? it.failing : it)(`${m.what}: exit ${m.expect.exit}`, async () => {
+      if (!base) throw new Error(`no case ${m.base}`);
+      await check(materialize(base, onnxDir, m.edits as Edit[]), targetsOf({ ...base, mme: m.mme ?? false }), m.expect);
+    });
+  });
+});
+
+describe('the corpus itself', () => {
+  const KEPT = /(\.pbtxt|\.txt|\.py|(^|\/)model\.json|(^|\/)expected(_\d+|\.\d+)?)$/;
+
+  function files(dir: string): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+    );
+  }
+
+  it('holds only configs and small text files; every weight is an empty stand-in', () => {
+    const offending = files(join(CORPUS_DIR, 'cases')).filter((f) => {
+      const size = statSync(f).size;
+      return size > 0 && (!KEPT.test(f) || size > 64 * 1024);
+    });
+    expect(offending.map((f) => relative(CORPUS_DIR, f))).toEqual([]);
+  });
+
+  it('records where every case came from, at which commit, under which licence', () => {
+    for (const c of corpus.cases) {
+      const source = corpus.sources[c.source];
+      expect(source).toBeDefined();
+      expect(source!.commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(['Apache-2.0', 'BSD-3-Clause', 'MIT']).toContain(source!.licence);
+      expect(statSync(caseDir(c)).isDirectory()).toBe(true);
+      expect(c.triton.loads ? c.triton.evidence : c.triton.message).toBeTruthy();
+    }
+  });
+
+  it('has breadth: dozens of repositories, more than a hundred models', () => {
+    const repositories = new Set(corpus.cases.map((c) => corpus.sources[c.source]!.repo));
+    const models = files(join(CORPUS_DIR, 'cases')).filter((f) => f.endsWith('/config.pbtxt')).length;
+    expect(repositories.size).toBeGreaterThanOrEqual(8);
+    expect(corpus.cases.length).toBeGreaterThanOrEqual(24);
+    expect(models).toBeGreaterThan(100);
+  });
+
+  it('names a Triton source line for every rejection', () => {
+    for (const c of [...corpus.cases, ...corpus.mistakes]) {
+      if (!c.triton.loads) expect(`${c.triton.source ?? ''}`).toMatch(/\.(cc|h|py):\d+/);
+    }
+  });
+
+  it('generates each ONNX model it names', () => {
+    for (const c of corpus.cases) for (const key of Object.values(c.onnx ?? {})) expect(corpus.onnxModels[key]).toBeDefined();
+    expect(readFileSync(join(CORPUS_DIR, 'make_onnx.py'), 'utf8')).toContain('check_model');
+  });
+});
