@@ -23,6 +23,8 @@ export interface PushOptions extends ModelLocationCommandOptions {
   readonly signal?: AbortSignal;
   /** Multipart part size in bytes (tests use S3's 5 MiB minimum). */
   readonly partSize?: number;
+  /** Name the TargetModel `<name>-<sha256:12>.tar.gz` (lib/bundle/target-model-name.ts, the CDK ModelArchive's rule). */
+  readonly versioned?: boolean;
 }
 
 interface PushSource {
@@ -35,12 +37,19 @@ interface PushSource {
   /** The served model's config when known (directories), for the invoke example. */
   readonly config?: ModelConfig;
   readonly kind: 'archive' | 'directory';
+  /** With --versioned: the archive the name was computed from, which the upload must match. */
+  readonly versioned?: { readonly sha256: string; readonly size: number };
 }
 
 export async function runPush(given: string, options: PushOptions, io: CliIo): Promise<number> {
   const path = resolve(io.cwd, given);
   if (!options.endpoint && !options.s3) {
     throw new UsageError('Where to? Give --endpoint NAME (its ModelDataUrl is used) or --s3 s3://bucket/prefix/.');
+  }
+  if (options.versioned && options.force) {
+    throw new UsageError(
+      '--versioned and --force exclude each other: a versioned TargetModel is never replaced, its name changes with its content.',
+    );
   }
   const source = await openSource(path, given, options, io);
   if (typeof source === 'number') return source;
@@ -75,9 +84,11 @@ async function openSource(path: string, shown: string, options: PushOptions, io:
   if (!isDirectory) {
     const { size } = await stat(path);
     await checkGzip(path, shown);
+    const versioned = options.versioned ? await versionedName(path, { name: targetModel }) : undefined;
     let stream: Readable | undefined;
     return {
-      targetModel,
+      targetModel: versioned?.targetModel ?? targetModel,
+      ...(versioned ? { versioned } : {}),
       open: () => (stream = createReadStream(path, { highWaterMark: 1 << 20 })),
       close: () => stream?.destroy(),
       size,
@@ -90,6 +101,10 @@ async function openSource(path: string, shown: string, options: PushOptions, io:
   }
   const { packRepository } = require('../archive/pack-repository') as typeof import('../archive/pack-repository');
   const { RepositoryAccessError } = require('../repository/validate') as typeof import('../repository/validate');
+  // --versioned: a first pass through the deterministic packer names the archive; the upload streams the second.
+  const versioned = options.versioned
+    ? await versionedName(path, { name: targetModel, ...(level !== undefined ? { level } : {}) })
+    : undefined;
   let packed;
   try {
     packed = await packRepository(path, { name: targetModel, ...(level !== undefined ? { level } : {}) });
@@ -107,7 +122,21 @@ async function openSource(path: string, shown: string, options: PushOptions, io:
   packed.manifest.catch(() => undefined);
   const config = servedConfig(packed.report);
   const stream = packed.stream;
-  return { targetModel: packed.targetModel, open: () => stream, close: () => stream.destroy(), kind: 'directory', ...(config ? { config } : {}) };
+  return {
+    targetModel: versioned?.targetModel ?? packed.targetModel,
+    open: () => stream,
+    close: () => stream.destroy(),
+    kind: 'directory',
+    ...(config ? { config } : {}),
+    ...(versioned ? { versioned } : {}),
+  };
+}
+
+/** The versioned TargetModel of `path`; a directory with errors falls through to the packing that reports them. */
+async function versionedName(path: string, options: { name: string; level?: number }) {
+  const { versionedTargetModelOf } = await import('../bundle/versioned-target-model');
+  const named = await versionedTargetModelOf(path, options);
+  return named.ok ? named : undefined;
 }
 
 async function checkGzip(path: string, shown: string): Promise<void> {
@@ -140,6 +169,13 @@ async function pushSource(source: PushSource, options: PushOptions, signal: Abor
   try {
     const url = `s3://${location.bucket}/${location.prefix}${source.targetModel}`;
     const existing = await headTargetModel(s3, location, source.targetModel, connection);
+    if (existing && source.versioned && existing.size === source.versioned.size) {
+      // The name holds the content hash: the same name and size is the same archive, already there.
+      const { sha256 } = source.versioned;
+      if (options.json) io.stdout(toJson({ targetModel: source.targetModel, url, size: existing.size, sha256, unchanged: true }));
+      else io.stdout(`${source.targetModel} is already at ${url} (same content); nothing was uploaded.\n`);
+      return ExitCode.Ok;
+    }
     if (existing && !options.force) {
       const when = existing.lastModified ? `, last modified ${existing.lastModified.toISOString()}` : '';
       throw new CliError(
@@ -167,6 +203,7 @@ async function pushSource(source: PushSource, options: PushOptions, signal: Abor
     } finally {
       progress.stop();
     }
+    if (source.versioned) await checkVersionedResult(source, result.sha256, s3, location, connection);
     const seconds = (Date.now() - started) / 1000;
     const invoke = invokeExample(source, endpoint?.endpointName ?? options.endpoint);
     if (options.json) {
@@ -194,6 +231,24 @@ async function pushSource(source: PushSource, options: PushOptions, signal: Abor
     return ExitCode.Ok;
   } finally {
     s3.destroy();
+  }
+}
+
+/** The uploaded bytes must be the ones the name was computed from; otherwise the upload is removed again. */
+async function checkVersionedResult(
+  source: PushSource,
+  sha256: string,
+  s3: import('@aws-sdk/client-s3').S3Client,
+  location: import('../aws/s3-location').ModelLocation,
+  connection: ReturnType<typeof connectionOf>,
+): Promise<void> {
+  const { checkVersionedUpload } = await import('../bundle/versioned-target-model');
+  try {
+    checkVersionedUpload({ targetModel: source.targetModel, sha256: source.versioned!.sha256 }, sha256);
+  } catch (err) {
+    const { deleteTargetModel } = await import('../aws/model-store');
+    await deleteTargetModel(s3, location, source.targetModel, connection);
+    throw new CliError(`${(err as Error).message} The upload was removed again.`);
   }
 }
 

@@ -28,7 +28,7 @@ describe('the versioned TargetModel of what is about to be pushed', () => {
     expect(await versionedTargetModelOf(path, { name: 'adder' })).toMatchObject({ targetModel: `adder-${sha.slice(0, 12)}.tar.gz` });
   });
 
-  it('depends on the gzip level, which must be the push\'s', async () => {
+  it("depends on the gzip level, which must be the push's", async () => {
     const path = join(fixtures, 'add_one_python');
     const stored = await versionedTargetModelOf(path, { level: 0 });
     expect(stored).toMatchObject({ sha256: await packedSha256(path, 0) });
@@ -40,8 +40,15 @@ describe('the versioned TargetModel of what is about to be pushed', () => {
     try {
       const file = join(dir, 'resnet.tar.gz');
       writeFileSync(file, Buffer.from([0x1f, 0x8b, 1, 2, 3]));
-      const sha = createHash('sha256').update(Buffer.from([0x1f, 0x8b, 1, 2, 3])).digest('hex');
-      expect(await versionedTargetModelOf(file)).toEqual({ ok: true, targetModel: `resnet-${sha.slice(0, 12)}.tar.gz`, sha256: sha, size: 5 });
+      const sha = createHash('sha256')
+        .update(Buffer.from([0x1f, 0x8b, 1, 2, 3]))
+        .digest('hex');
+      expect(await versionedTargetModelOf(file)).toEqual({
+        ok: true,
+        targetModel: `resnet-${sha.slice(0, 12)}.tar.gz`,
+        sha256: sha,
+        size: 5,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
