@@ -21,7 +21,7 @@ const keep = args.includes('--keep');
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
 async function main() {
-  for (const file of [CLI, path.join(ROOT, 'dist/lib/archive/pack-repository.js'), path.join(ROOT, 'dist/lib/cli/push.js')]) {
+  for (const file of [CLI, path.join(ROOT, 'dist/lib/bundle/pack-repository.js'), path.join(ROOT, 'dist/lib/cli/push.js')]) {
     if (!fs.existsSync(file)) {
       console.error(`${path.relative(ROOT, file)} is missing: run \`npm run build\` first.`);
       process.exit(2);
@@ -87,7 +87,7 @@ async function packageToFile(repo, out) {
     await cli(['package', repo, '--output', out]);
     return 'the CLI';
   }
-  const { packRepository } = require(path.join(ROOT, 'dist/lib/archive/pack-repository.js'));
+  const { packRepository } = require(path.join(ROOT, 'dist/lib/bundle/pack-repository.js'));
   const { pipeline } = require('node:stream/promises');
   const packed = await packRepository(repo);
   if (!packed.ok) throw new Error('the generated repository is invalid');

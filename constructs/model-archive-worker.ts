@@ -5,7 +5,7 @@
 
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { packRepository } from '../lib/archive/pack-repository';
+import { packRepository } from '../lib/bundle/pack-repository';
 import type { Diagnostic } from '../lib/diagnostics';
 
 /** What the worker prints on stdout. */

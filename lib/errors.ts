@@ -54,6 +54,11 @@ export const ERROR_CODES = {
   AWS_NOT_READY: 'the resource is not ready',
   /** The service could not be reached. */
   AWS_UNREACHABLE: 'the service could not be reached',
+  /**
+   * A push was cancelled while uploading (its multipart upload aborted). Exit 1, as before codes existed; ABORTED
+   * (130) would be the consistent choice.
+   */
+  UPLOAD_CANCELLED: 'an upload was cancelled',
   /** The object already exists and would be replaced. */
   ALREADY_EXISTS: 'the object already exists',
   /** The endpoint has no CloudWatch log group: it never wrote a line, the group was deleted, or the name or region is wrong. */

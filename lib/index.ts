@@ -13,8 +13,10 @@ export type { ModelSummary, ValidateOptions, ValidationReport } from './reposito
 export { buildEnsembleGraph, checkEnsembles, topLevelEnsembles } from './repository/ensemble-graph';
 export { renderDot, renderMermaid } from './repository/graph-render';
 export { defaultTargetModel, SAGEMAKER_ENSEMBLE_PATTERN, targetModelProblems } from './repository/mme-rules';
-export { packRepository } from './archive/pack-repository';
-export type { PackManifest, PackOptions, PackResult } from './archive/pack-repository';
+export { packRepository } from './bundle/pack-repository';
+export type { PackManifest, PackOptions, PackResult } from './bundle/pack-repository';
+export { pushTargetModel } from './push/push-target-model';
+export type { PushResult, PushStart, PushTargetModelOptions } from './push/push-target-model';
 export { extractTarGz, readTarGz, writeStreamAtomically } from './archive';
 export { ERROR_CODES, isMmeError, MmeError } from './errors';
 export type { ErrorCode } from './errors';

@@ -11,5 +11,3 @@ export { extractTarGz, readTarGz, unsafeEntryReason } from './tar-reader';
 export type { TarEntry, TarEntryHandler, TarEntryType } from './tar-reader';
 export { writeStreamAtomically } from './write-file';
 export type { WriteOptions, WrittenFile } from './write-file';
-export { packRepository } from './pack-repository';
-export type { PackManifest, PackOptions, PackResult } from './pack-repository';

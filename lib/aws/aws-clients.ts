@@ -30,32 +30,17 @@ function common(connection: AwsConnection): { region?: string; profile?: string 
   };
 }
 
-// `require` rather than `import()`: both are lazy, but only `require` also works where the code runs under a
-// CommonJS test runner without ESM support; the type annotations keep the SDK's types.
-export function loadS3(): typeof import('@aws-sdk/client-s3') {
-  return require('@aws-sdk/client-s3');
-}
-export function loadLibStorage(): typeof import('@aws-sdk/lib-storage') {
-  return require('@aws-sdk/lib-storage');
-}
-export function loadSageMaker(): typeof import('@aws-sdk/client-sagemaker') {
-  return require('@aws-sdk/client-sagemaker');
-}
-export function loadSageMakerRuntime(): typeof import('@aws-sdk/client-sagemaker-runtime') {
-  return require('@aws-sdk/client-sagemaker-runtime');
-}
-export function loadAutoScaling(): typeof import('@aws-sdk/client-application-auto-scaling') {
-  return require('@aws-sdk/client-application-auto-scaling');
-}
-export function loadCloudWatch(): typeof import('@aws-sdk/client-cloudwatch') {
-  return require('@aws-sdk/client-cloudwatch');
-}
-export function loadCloudWatchLogs(): typeof import('@aws-sdk/client-cloudwatch-logs') {
-  return require('@aws-sdk/client-cloudwatch-logs');
-}
+// Each SDK package is loaded on first use (`await import`, the library's one way of loading lazily).
+export const loadS3 = () => import('@aws-sdk/client-s3');
+export const loadLibStorage = () => import('@aws-sdk/lib-storage');
+export const loadSageMaker = () => import('@aws-sdk/client-sagemaker');
+export const loadSageMakerRuntime = () => import('@aws-sdk/client-sagemaker-runtime');
+export const loadAutoScaling = () => import('@aws-sdk/client-application-auto-scaling');
+export const loadCloudWatch = () => import('@aws-sdk/client-cloudwatch');
+export const loadCloudWatchLogs = () => import('@aws-sdk/client-cloudwatch-logs');
 
-export function createS3Client(connection: AwsConnection): S3Client {
-  const { S3Client } = loadS3();
+export async function createS3Client(connection: AwsConnection): Promise<S3Client> {
+  const { S3Client } = await loadS3();
   return new S3Client({
     ...common(connection),
     ...RETRY,
@@ -73,23 +58,23 @@ export function createS3Client(connection: AwsConnection): S3Client {
   });
 }
 
-export function createSageMakerClient(connection: AwsConnection): SageMakerClient {
-  const { SageMakerClient } = loadSageMaker();
+export async function createSageMakerClient(connection: AwsConnection): Promise<SageMakerClient> {
+  const { SageMakerClient } = await loadSageMaker();
   return new SageMakerClient({ ...common(connection), ...RETRY });
 }
 
-export function createSageMakerRuntimeClient(connection: AwsConnection): SageMakerRuntimeClient {
-  const { SageMakerRuntimeClient } = loadSageMakerRuntime();
+export async function createSageMakerRuntimeClient(connection: AwsConnection): Promise<SageMakerRuntimeClient> {
+  const { SageMakerRuntimeClient } = await loadSageMakerRuntime();
   return new SageMakerRuntimeClient({ ...common(connection), ...RETRY });
 }
 
-export function createAutoScalingClient(connection: AwsConnection): ApplicationAutoScalingClient {
-  const { ApplicationAutoScalingClient } = loadAutoScaling();
+export async function createAutoScalingClient(connection: AwsConnection): Promise<ApplicationAutoScalingClient> {
+  const { ApplicationAutoScalingClient } = await loadAutoScaling();
   return new ApplicationAutoScalingClient({ ...common(connection), ...RETRY });
 }
 
-export function createCloudWatchClient(connection: AwsConnection): CloudWatchClient {
-  const { CloudWatchClient } = loadCloudWatch();
+export async function createCloudWatchClient(connection: AwsConnection): Promise<CloudWatchClient> {
+  const { CloudWatchClient } = await loadCloudWatch();
   return new CloudWatchClient({ ...common(connection), ...RETRY });
 }
 
@@ -97,7 +82,7 @@ export function createCloudWatchClient(connection: AwsConnection): CloudWatchCli
  * CloudWatch Logs allows few FilterLogEvents calls per second per account and region, shared by everyone in it, so
  * this client retries more patiently and the adaptive mode also slows its own request rate while throttled.
  */
-export function createCloudWatchLogsClient(connection: AwsConnection): CloudWatchLogsClient {
-  const { CloudWatchLogsClient } = loadCloudWatchLogs();
+export async function createCloudWatchLogsClient(connection: AwsConnection): Promise<CloudWatchLogsClient> {
+  const { CloudWatchLogsClient } = await loadCloudWatchLogs();
   return new CloudWatchLogsClient({ ...common(connection), maxAttempts: 8, retryMode: 'adaptive' });
 }

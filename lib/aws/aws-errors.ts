@@ -1,7 +1,8 @@
 // Turns AWS SDK errors into sentences a user can act on: which permission is missing, which endpoint or bucket
 // does not exist, what the model itself said. Anything unrecognised keeps the service's own name and message.
+// Each carries an error code (lib/errors.ts); the CLI decides the exit code.
 
-import { CliError, ExitCode } from '../user-errors';
+import { MmeError } from '../errors';
 
 export interface AwsCallContext {
   /** The IAM action the call needs, e.g. `s3:PutObject`. */
@@ -37,51 +38,72 @@ export function isNotFound(err: unknown): boolean {
   return name === 'NotFound' || name === 'NoSuchKey' || httpStatus(err) === 404;
 }
 
-/** A CliError whose message says what failed and how to fix it. CliErrors pass through unchanged. */
-export function explainAwsError(err: unknown, context: AwsCallContext): CliError {
-  if (err instanceof CliError) return err;
+/**
+ * An MmeError whose code names the failure and whose message says what failed and how to fix it. An MmeError (already
+ * a sentence with a code) passes through unchanged.
+ */
+export function explainAwsError(err: unknown, context: AwsCallContext): MmeError {
+  if (err instanceof MmeError) return err;
   const e = (err ?? {}) as SdkError;
   const name = awsErrorName(err);
   const message = (e.message ?? String(err)).trim();
   const who = context.profile ? `the credentials of profile '${context.profile}'` : 'the credentials in use';
+  const { permission, resource } = context;
 
-  if (name === 'AccessDenied' || name === 'AccessDeniedException' || name === 'Forbidden' || (httpStatus(err) === 403 && name !== 'SignatureDoesNotMatch')) {
-    return new CliError(
-      `Access denied: ${who} may not ${context.permission} on ${context.resource}. Grant ${context.permission} to that role or user (or pick another --profile).`,
+  const denied = name === 'AccessDenied' || name === 'AccessDeniedException' || name === 'Forbidden';
+  if (denied || (httpStatus(err) === 403 && name !== 'SignatureDoesNotMatch')) {
+    return new MmeError(
+      'AWS_ACCESS_DENIED',
+      `Access denied: ${who} may not ${permission} on ${resource}. Grant ${permission} to that role or user (or pick ` +
+        'another --profile).',
     );
   }
   if (name === 'NoSuchBucket') {
-    return new CliError(`Bucket of ${context.resource} does not exist${context.region ? ` (region ${context.region})` : ''}. Check --s3, or the endpoint's ModelDataUrl.`);
+    const region = context.region ? ` (region ${context.region})` : '';
+    return new MmeError('AWS_NOT_FOUND', `Bucket of ${resource} does not exist${region}. Check --s3, or the endpoint's ModelDataUrl.`);
   }
   if (name === 'CredentialsProviderError' || /Could not load credentials|credential.*not found/i.test(message)) {
-    return new CliError(
+    return new MmeError(
+      'AWS_CONFIG',
       `No AWS credentials found. Run \`aws configure\` or \`aws sso login\`, set AWS_PROFILE, or pass --profile. (${message})`,
-      ExitCode.Usage,
     );
   }
   if (/Region is missing/i.test(message)) {
-    return new CliError('No AWS region is set: pass --region, set AWS_REGION, or give the profile a region.', ExitCode.Usage);
+    return new MmeError('AWS_CONFIG', 'No AWS region is set: pass --region, set AWS_REGION, or give the profile a region.');
   }
-  if (name === 'ExpiredToken' || name === 'ExpiredTokenException' || name === 'InvalidClientTokenId' || name === 'UnrecognizedClientException') {
-    return new CliError(`AWS refused the credentials (${name}): they are expired or invalid. Refresh them (e.g. \`aws sso login\`) and retry.`, ExitCode.Usage);
+  if (['ExpiredToken', 'ExpiredTokenException', 'InvalidClientTokenId', 'UnrecognizedClientException'].includes(name)) {
+    return new MmeError(
+      'AWS_CONFIG',
+      `AWS refused the credentials (${name}): they are expired or invalid. Refresh them (e.g. \`aws sso login\`) and retry.`,
+    );
   }
   if (name === 'SignatureDoesNotMatch') {
-    return new CliError(`AWS refused the request signature for ${context.resource}: the secret key does not match the access key, or the clock is off.`, ExitCode.Usage);
+    return new MmeError(
+      'AWS_CONFIG',
+      `AWS refused the request signature for ${resource}: the secret key does not match the access key, or the clock is off.`,
+    );
   }
   if (/Throttl|TooManyRequests|SlowDown|RequestLimitExceeded/i.test(name)) {
-    return new CliError(`AWS is throttling ${context.permission} (${name}) and kept refusing after retries with backoff; try again in a minute.`);
+    return new MmeError(
+      'AWS_THROTTLED',
+      `AWS is throttling ${permission} (${name}) and kept refusing after retries with backoff; try again in a minute.`,
+    );
   }
   if (name === 'ModelError') {
     const status = e.OriginalStatusCode ? `HTTP ${e.OriginalStatusCode}` : 'an error';
     const logs = e.LogStreamArn ? ` Container logs: ${e.LogStreamArn}` : '';
-    return new CliError(`The model answered with ${status}: ${e.OriginalMessage ?? message}.${logs}`);
+    return new MmeError('MODEL_ERROR', `The model answered with ${status}: ${e.OriginalMessage ?? message}.${logs}`);
   }
   if (name === 'ModelNotReadyException') {
-    return new CliError(`${context.resource} is not ready yet (${message}); it may still be downloading or loading. Retry in a moment.`);
+    return new MmeError('AWS_NOT_READY', `${resource} is not ready yet (${message}); it may still be downloading ` +
+      'or loading. Retry in a moment.');
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'ECONNRESET') {
-    return new CliError(`Could not connect to the service for ${context.resource} (${code}): check the network, --region and --endpoint-url.`, ExitCode.Usage);
+    return new MmeError(
+      'AWS_UNREACHABLE',
+      `Could not connect to the service for ${resource} (${code}): check the network, --region and --endpoint-url.`,
+    );
   }
-  return new CliError(`${context.permission} on ${context.resource} failed: ${name}: ${message}`);
+  return new MmeError('AWS_FAILED', `${permission} on ${resource} failed: ${name}: ${message}`);
 }

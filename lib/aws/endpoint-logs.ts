@@ -42,7 +42,7 @@ export interface EndpointLogOptions {
    * Asked, when the log group is missing, whether the endpoint exists (`sagemaker:DescribeEndpoint`); a function is
    * called only then, so the SageMaker SDK is loaded only then. @default not asked
    */
-  readonly sageMaker?: SageMakerClient | (() => SageMakerClient);
+  readonly sageMaker?: SageMakerClient | (() => SageMakerClient | Promise<SageMakerClient>);
   /** For messages. @default the client's region */
   readonly region?: string;
   readonly profile?: string;
@@ -133,7 +133,7 @@ export async function* followEndpointLogEvents(
 
 /** The lines of the query, one FilterLogEvents page at a time. */
 async function* logPages(client: CloudWatchLogsClient, query: EndpointLogQuery, options: EndpointLogOptions): AsyncGenerator<LogRecord[]> {
-  const { FilterLogEventsCommand } = loadCloudWatchLogs();
+  const { FilterLogEventsCommand } = await loadCloudWatchLogs();
   const input: FilterLogEventsCommandInput = {
     logGroupName: endpointLogGroup(query.endpointName),
     startTime: query.start.getTime(),
@@ -182,10 +182,8 @@ async function explainLogsError(err: unknown, client: CloudWatchLogsClient, endp
   if (/Throttl|TooManyRequests|LimitExceeded|RequestLimitExceeded/i.test(name)) {
     return new MmeError('AWS_THROTTLED', `CloudWatch Logs kept throttling logs:FilterLogEvents (${name}) after retries with backoff; try again in a minute or read a shorter window (--since).`);
   }
-  const explained: Error & { exitCode?: number } = explainAwsError(err, { permission: 'logs:FilterLogEvents', resource: `log group ${group}`, ...(region ? { region } : {}), ...(options.profile ? { profile: options.profile } : {}) });
-  if (explained instanceof MmeError) return explained;
-  // aws-errors.ts still answers with the legacy CliError: exit code 2 means the local configuration.
-  return new MmeError(explained.exitCode === 2 ? 'AWS_CONFIG' : 'AWS_FAILED', explained.message);
+  const profile = options.profile ? { profile: options.profile } : {};
+  return explainAwsError(err, { permission: 'logs:FilterLogEvents', resource: `log group ${group}`, ...(region ? { region } : {}), ...profile });
 }
 
 /** Why the log group is missing: the endpoint does not exist here, or it has not written anything (yet). */
@@ -194,8 +192,8 @@ async function missingLogGroup(endpointName: string, group: string, inRegion: st
   if (!options.sageMaker) {
     return new MmeError('LOG_GROUP_NOT_FOUND', `${base} Check the endpoint name and --region; an endpoint's log group appears when its first instance starts writing.`);
   }
-  const { DescribeEndpointCommand } = loadSageMaker();
-  const sageMaker = typeof options.sageMaker === 'function' ? options.sageMaker() : options.sageMaker;
+  const { DescribeEndpointCommand } = await loadSageMaker();
+  const sageMaker = typeof options.sageMaker === 'function' ? await options.sageMaker() : options.sageMaker;
   try {
     const endpoint = await sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
     return new MmeError(

@@ -94,13 +94,16 @@ export async function endpointStatus(
   const end = floorToMinute(options.now ?? new Date());
   const start = new Date(end.getTime() - 60 * 60 * 1000);
   const notes: string[] = [];
+  const resource = `endpoint ${endpointName}`;
   const [scaling, metrics, failures] = await Promise.all([
     scalingSummary(clients.autoScaling, endpoint, options).catch((err) => {
-      notes.push(`Auto scaling not shown: ${explainAwsError(err, { ...options, permission: 'application-autoscaling:DescribeScalableTargets', resource: `endpoint ${endpointName}` }).message}`);
+      const permission = 'application-autoscaling:DescribeScalableTargets';
+      notes.push(`Auto scaling not shown: ${explainAwsError(err, { ...options, permission, resource }).message}`);
       return undefined;
     }),
     metricSummaries(clients.cloudWatch, endpoint, start, end).catch((err) => {
-      notes.push(`Metrics not shown: ${explainAwsError(err, { ...options, permission: 'cloudwatch:GetMetricData', resource: `endpoint ${endpointName}` }).message}`);
+      const permission = 'cloudwatch:GetMetricData';
+      notes.push(`Metrics not shown: ${explainAwsError(err, { ...options, permission, resource }).message}`);
       return [] as MetricSummary[];
     }),
     clients.logs
@@ -122,7 +125,7 @@ async function scalingSummary(
   endpoint: ResolvedEndpoint,
   options: { region?: string; profile?: string },
 ): Promise<ScalingSummary | undefined> {
-  const { DescribeScalableTargetsCommand, DescribeScalingPoliciesCommand } = loadAutoScaling();
+  const { DescribeScalableTargetsCommand, DescribeScalingPoliciesCommand } = await loadAutoScaling();
   const resourceId = scalingResourceId(endpoint.endpointName, endpoint.variantName);
   const scope = { ServiceNamespace: 'sagemaker' as const, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const };
   const targets = await client.send(new DescribeScalableTargetsCommand({ ...scope, ResourceIds: [resourceId] }));
@@ -141,7 +144,8 @@ async function scalingSummary(
     policies: (policies.ScalingPolicies ?? []).map((policy) => {
       const tracking = policy.TargetTrackingScalingPolicyConfiguration;
       const custom = tracking?.CustomizedMetricSpecification;
-      const metric = tracking?.PredefinedMetricSpecification?.PredefinedMetricType ?? (custom ? `${custom.Namespace}/${custom.MetricName} (${custom.Statistic})` : undefined);
+      const customName = custom ? `${custom.Namespace}/${custom.MetricName} (${custom.Statistic})` : undefined;
+      const metric = tracking?.PredefinedMetricSpecification?.PredefinedMetricType ?? customName;
       return {
         name: policy.PolicyName ?? '',
         type: policy.PolicyType ?? '',
@@ -177,10 +181,11 @@ export function statusMetricQueries(endpointName: string, variantName: string): 
 }
 
 async function metricSummaries(client: CloudWatchClient, endpoint: ResolvedEndpoint, start: Date, end: Date): Promise<MetricSummary[]> {
-  const { paginateGetMetricData } = loadCloudWatch();
+  const { paginateGetMetricData } = await loadCloudWatch();
   const values = new Map<string, { timestamp: Date; value: number }[]>();
   const queries = statusMetricQueries(endpoint.endpointName, endpoint.variantName);
-  for await (const page of paginateGetMetricData({ client }, { MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' })) {
+  const request = { MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' as const };
+  for await (const page of paginateGetMetricData({ client }, request)) {
     for (const result of page.MetricDataResults ?? []) {
       const points = values.get(result.Id ?? '') ?? [];
       (result.Timestamps ?? []).forEach((timestamp, i) => points.push({ timestamp, value: result.Values?.[i] ?? NaN }));

@@ -2,7 +2,7 @@
 // ModelDataUrl, which for a multi-model endpoint is the S3 prefix that holds every TargetModel.
 
 import type { DescribeEndpointCommandOutput, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { CliError, UsageError } from '../user-errors';
+import { MmeError } from '../errors';
 import { AwsConnection, createSageMakerClient, loadSageMaker } from './aws-clients';
 import { awsErrorName, explainAwsError } from './aws-errors';
 import { ModelLocation, parseS3Prefix } from './s3-location';
@@ -47,14 +47,15 @@ export async function resolveEndpoint(
   endpointName: string,
   options: Context & { variant?: string } = {},
 ): Promise<ResolvedEndpoint> {
-  const { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCommand } = loadSageMaker();
+  const { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCommand } = await loadSageMaker();
   const where = options.region ? ` in ${options.region}` : '';
   let endpoint: DescribeEndpointCommandOutput;
   try {
     endpoint = await client.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
   } catch (err) {
     if (awsErrorName(err) === 'ValidationException' && /Could not find endpoint/i.test((err as Error).message)) {
-      throw new CliError(`Endpoint '${endpointName}' does not exist${where}. Check the name and --region (aws sagemaker list-endpoints).`);
+      const message = `Endpoint '${endpointName}' does not exist${where}. Check the name and --region (aws sagemaker list-endpoints).`;
+      throw new MmeError('AWS_NOT_FOUND', message);
     }
     throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeEndpoint', resource: `endpoint ${endpointName}` });
   }
@@ -63,7 +64,8 @@ export async function resolveEndpoint(
   try {
     config = await client.send(new DescribeEndpointConfigCommand({ EndpointConfigName: endpointConfigName }));
   } catch (err) {
-    throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeEndpointConfig', resource: `endpoint config ${endpointConfigName}` });
+    const resource = `endpoint config ${endpointConfigName}`;
+    throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeEndpointConfig', resource });
   }
   const live = new Map((endpoint.ProductionVariants ?? []).map((v) => [v.VariantName, v]));
   const variants: EndpointVariant[] = (config.ProductionVariants ?? []).map((v) => {
@@ -80,26 +82,38 @@ export async function resolveEndpoint(
   const variant = pickVariant(endpointName, variants, options.variant);
   const modelName = variant.modelName;
   if (!modelName) {
-    throw new CliError(`Variant '${variant.variantName}' of endpoint '${endpointName}' names no model (serverless or inference components are not multi-model endpoints).`);
+    throw new MmeError(
+      'ENDPOINT_UNUSABLE',
+      `Variant '${variant.variantName}' of endpoint '${endpointName}' names no model (serverless or inference components ` +
+        'are not multi-model endpoints).',
+    );
   }
   let model;
   try {
     model = await client.send(new DescribeModelCommand({ ModelName: modelName }));
   } catch (err) {
     if (awsErrorName(err) === 'ValidationException' && /Could not find model/i.test((err as Error).message)) {
-      throw new CliError(`Model '${modelName}' of endpoint '${endpointName}' no longer exists; the endpoint config points to a deleted model.`);
+      throw new MmeError(
+        'AWS_NOT_FOUND',
+        `Model '${modelName}' of endpoint '${endpointName}' no longer exists; the endpoint config points to a deleted model.`,
+      );
     }
     throw explainAwsError(err, { ...options, permission: 'sagemaker:DescribeModel', resource: `model ${modelName}` });
   }
   const container = model.PrimaryContainer ?? model.Containers?.[0];
   if (container?.Mode !== 'MultiModel') {
-    throw new CliError(
-      `Endpoint '${endpointName}' is not a multi-model endpoint: its model '${modelName}' has Mode ${container?.Mode ?? 'SingleModel'}. TargetModel, push, list and remove need a model created with Mode: MultiModel.`,
+    throw new MmeError(
+      'ENDPOINT_UNUSABLE',
+      `Endpoint '${endpointName}' is not a multi-model endpoint: its model '${modelName}' has Mode ` +
+        `${container?.Mode ?? 'SingleModel'}. TargetModel, push, list and remove need a model created with Mode: MultiModel.`,
     );
   }
   const modelDataUrl = container.ModelDataUrl ?? container.ModelDataSource?.S3DataSource?.S3Uri;
   if (!modelDataUrl) {
-    throw new CliError(`Model '${modelName}' of endpoint '${endpointName}' has no ModelDataUrl, so there is no S3 prefix to hold its models.`);
+    throw new MmeError(
+      'ENDPOINT_UNUSABLE',
+      `Model '${modelName}' of endpoint '${endpointName}' has no ModelDataUrl, so there is no S3 prefix to hold its models.`,
+    );
   }
   const cache = container.MultiModelConfig?.ModelCacheSetting;
   return {
@@ -123,15 +137,18 @@ function pickVariant(endpointName: string, variants: EndpointVariant[], wanted?:
   if (wanted) {
     const found = variants.find((v) => v.variantName === wanted);
     if (!found) {
-      throw new UsageError(`Endpoint '${endpointName}' has no variant '${wanted}'; its variants are ${variants.map((v) => v.variantName).join(', ')}.`);
+      const names = variants.map((v) => v.variantName).join(', ');
+      throw new MmeError('USAGE', `Endpoint '${endpointName}' has no variant '${wanted}'; its variants are ${names}.`);
     }
     return found;
   }
-  if (variants.length === 0) throw new CliError(`Endpoint '${endpointName}' has no production variants.`);
+  if (variants.length === 0) throw new MmeError('ENDPOINT_UNUSABLE', `Endpoint '${endpointName}' has no production variants.`);
   const models = new Set(variants.map((v) => v.modelName));
   if (models.size > 1) {
-    throw new UsageError(
-      `Endpoint '${endpointName}' has ${variants.length} variants with different models (${variants.map((v) => `${v.variantName}: ${v.modelName}`).join(', ')}); choose one with --variant.`,
+    const which = variants.map((v) => `${v.variantName}: ${v.modelName}`).join(', ');
+    throw new MmeError(
+      'USAGE',
+      `Endpoint '${endpointName}' has ${variants.length} variants with different models (${which}); choose one with --variant.`,
     );
   }
   return variants[0]!;
@@ -149,13 +166,13 @@ export async function resolveModelLocation(
   sageMaker?: SageMakerClient,
 ): Promise<{ location: ModelLocation; endpoint?: ResolvedEndpoint }> {
   if (options.endpoint && options.s3) {
-    throw new UsageError('Give either --endpoint NAME or --s3 s3://bucket/prefix/, not both.');
+    throw new MmeError('USAGE', 'Give either --endpoint NAME or --s3 s3://bucket/prefix/, not both.');
   }
   if (options.s3) return { location: parseS3Prefix(options.s3) };
   if (!options.endpoint) {
-    throw new UsageError('Which endpoint? Give --endpoint NAME (its ModelDataUrl is used) or --s3 s3://bucket/prefix/.');
+    throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME (its ModelDataUrl is used) or --s3 s3://bucket/prefix/.');
   }
-  const client = sageMaker ?? createSageMakerClient(options);
+  const client = sageMaker ?? (await createSageMakerClient(options));
   const endpoint = await resolveEndpoint(client, options.endpoint, options);
   return { location: endpoint.location, endpoint };
 }

@@ -6,7 +6,6 @@ import { Readable, Transform } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { MmeError } from '../errors';
 import { targetModelNameProblem } from '../repository/mme-rules';
-import { CliError } from '../user-errors';
 import { explainAwsError, isNotFound, awsErrorName, httpStatus } from './aws-errors';
 import { loadLibStorage, loadS3 } from './aws-clients';
 import { ModelLocation, objectKey, s3Url } from './s3-location';
@@ -43,7 +42,7 @@ export async function headTargetModel(
   context: Context = {},
 ): Promise<StoredModel | undefined> {
   checkName(targetModel);
-  const { HeadObjectCommand } = loadS3();
+  const { HeadObjectCommand } = await loadS3();
   const key = objectKey(location, targetModel);
   try {
     const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: key }));
@@ -53,8 +52,10 @@ export async function headTargetModel(
     if (httpStatus(err) === 403) {
       // S3 answers HEAD on a missing key with 403, not 404, when the caller may not list the bucket.
       const who = context.profile ? `the credentials of profile '${context.profile}'` : 'the credentials in use';
-      throw new CliError(
-        `Access denied checking whether ${s3Url(location, targetModel)} exists: ${who} need s3:GetObject on it and s3:ListBucket on bucket ${location.bucket} (without ListBucket, S3 reports a missing object as forbidden).`,
+      throw new MmeError(
+        'AWS_ACCESS_DENIED',
+        `Access denied checking whether ${s3Url(location, targetModel)} exists: ${who} need s3:GetObject on it and ` +
+          `s3:ListBucket on bucket ${location.bucket} (without ListBucket, S3 reports a missing object as forbidden).`,
       );
     }
     throw explainAwsError(err, { ...context, permission: 's3:GetObject', resource: s3Url(location, targetModel) });
@@ -63,7 +64,7 @@ export async function headTargetModel(
 
 /** Every object under the prefix, page by page (1,000 keys per ListObjectsV2 call), in key order. */
 export async function* listTargetModels(client: S3Client, location: ModelLocation, context: Context = {}): AsyncGenerator<StoredModel> {
-  const { paginateListObjectsV2 } = loadS3();
+  const { paginateListObjectsV2 } = await loadS3();
   try {
     for await (const page of paginateListObjectsV2({ client }, { Bucket: location.bucket, Prefix: location.prefix })) {
       for (const object of page.Contents ?? []) {
@@ -84,9 +85,14 @@ export async function* listTargetModels(client: S3Client, location: ModelLocatio
   }
 }
 
-export async function deleteTargetModel(client: S3Client, location: ModelLocation, targetModel: string, context: Context = {}): Promise<void> {
+export async function deleteTargetModel(
+  client: S3Client,
+  location: ModelLocation,
+  targetModel: string,
+  context: Context = {},
+): Promise<void> {
   checkName(targetModel);
-  const { DeleteObjectCommand } = loadS3();
+  const { DeleteObjectCommand } = await loadS3();
   try {
     await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: objectKey(location, targetModel) }));
   } catch (err) {
@@ -134,7 +140,7 @@ export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
  */
 export async function uploadTargetModel(options: UploadOptions): Promise<UploadResult> {
   const { client, location, targetModel } = options;
-  const { Upload } = loadLibStorage();
+  const { Upload } = await loadLibStorage();
   const key = objectKey(location, targetModel);
   const url = s3Url(location, targetModel);
   const hash = createHash('sha256');
@@ -196,7 +202,7 @@ export async function uploadTargetModel(options: UploadOptions): Promise<UploadR
 /** Aborts the multipart upload again (lib-storage normally has); returns the id when parts may remain. */
 async function abortLeftover(client: S3Client, bucket: string, key: string, uploadId: string | undefined): Promise<string | undefined> {
   if (!uploadId) return undefined;
-  const { AbortMultipartUploadCommand } = loadS3();
+  const { AbortMultipartUploadCommand } = await loadS3();
   try {
     await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }));
     return undefined;
@@ -208,17 +214,32 @@ async function abortLeftover(client: S3Client, bucket: string, key: string, uplo
 function uploadError(
   err: unknown,
   details: UploadOptions & { url: string; aborted: boolean; leftover: string | undefined },
-): CliError {
+): MmeError {
+  const key = objectKey(details.location, details.targetModel);
   const cleanup = details.leftover
-    ? ` Some uploaded parts may remain; remove them with: aws s3api abort-multipart-upload --bucket ${details.location.bucket} --key ${objectKey(details.location, details.targetModel)} --upload-id ${details.leftover}`
+    ? ' Some uploaded parts may remain; remove them with: aws s3api abort-multipart-upload ' +
+      `--bucket ${details.location.bucket} --key ${key} --upload-id ${details.leftover}`
     : ' Nothing was left in S3 (the multipart upload was aborted).';
-  if (details.aborted) return new CliError(`Push of ${details.url} cancelled.${cleanup}`);
+  if (details.aborted) return new MmeError('UPLOAD_CANCELLED', `Push of ${details.url} cancelled.${cleanup}`);
   const name = awsErrorName(err);
   if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || httpStatus(err) === 412) {
-    return new CliError(
-      `${details.url} was created by someone else while this upload ran; it was not overwritten.${cleanup} Push under another --name, or re-run with --force to replace it.`,
+    return new MmeError(
+      'ALREADY_EXISTS',
+      `${details.url} was created by someone else while this upload ran; it was not overwritten.${cleanup} Push under ` +
+        'another --name, or re-run with --force to replace it.',
     );
   }
   const explained = explainAwsError(err, { ...details, permission: 's3:PutObject', resource: details.url });
-  return new CliError(`${explained.message}${cleanup}`, explained.exitCode);
+  return new MmeError(explained.code, `${explained.message}${cleanup}`);
+}
+
+/** To change what callers get at once: a new name, since instances keep serving what they loaded. */
+export const ROLLOUT_ADVICE = 'To roll out a change at once, push it under a new TargetModel name and switch callers to that name.';
+
+/** The cache caveat every change to a stored model carries: SageMaker does not notice S3 changes. */
+export function cachedCopyNote(targetModel: string): string {
+  return (
+    `Instances that already loaded ${targetModel} keep serving their cached copy until SageMaker unloads it ` +
+    '(when it is idle and memory or disk is needed); S3 is not watched.'
+  );
 }

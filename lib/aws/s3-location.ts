@@ -1,7 +1,7 @@
 // S3 locations of an MME's models: the endpoint's ModelDataUrl is a prefix, and each TargetModel is the key of one
 // tar.gz below it (sagemaker-mme-contract.md §3).
 
-import { UsageError } from '../user-errors';
+import { MmeError } from '../errors';
 
 export interface ModelLocation {
   readonly bucket: string;
@@ -13,7 +13,7 @@ export interface ModelLocation {
 export function parseS3Prefix(url: string, flag = '--s3'): ModelLocation {
   const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(url.trim());
   if (!match || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(match[1]!)) {
-    throw new UsageError(`${flag} ${JSON.stringify(url)} is not an S3 prefix; write it as s3://bucket/prefix/.`);
+    throw new MmeError('USAGE', `${flag} ${JSON.stringify(url)} is not an S3 prefix; write it as s3://bucket/prefix/.`);
   }
   let prefix = match[2] ?? '';
   if (prefix !== '' && !prefix.endsWith('/')) prefix += '/';

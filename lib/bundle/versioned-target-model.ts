@@ -16,7 +16,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { packRepository } from '../archive/pack-repository';
+import { packRepository } from './pack-repository';
 import { MmeError } from '../errors';
 import { defaultTargetModel } from '../repository/mme-rules';
 import type { ValidationReport } from '../repository/validate';

@@ -35,31 +35,3 @@ export function connectionOf(options: AwsConnection): AwsConnection {
     ...(options.endpointUrl ? { endpointUrl: options.endpointUrl } : {}),
   };
 }
-
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-
-/** 1536 -> "1.5 KiB". */
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value >= 100 ? 0 : 1)} ${UNITS[unit]}`;
-}
-
-/** JSON.stringify that writes Dates as ISO strings and bigints as digits. */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n';
-}
-
-export const ROLLOUT_ADVICE = 'To roll out a change at once, push it under a new TargetModel name and switch callers to that name.';
-
-/** The cache caveat every command that changes a model repeats: SageMaker does not notice S3 changes. */
-export function cachedCopyNote(targetModel: string): string {
-  return (
-    `Instances that already loaded ${targetModel} keep serving their cached copy until SageMaker unloads it ` +
-    '(when it is idle and memory or disk is needed); S3 is not watched.'
-  );
-}

@@ -36,6 +36,7 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCodeValue> = {
   AWS_THROTTLED: ExitCode.Failure,
   AWS_NOT_READY: ExitCode.Failure,
   AWS_UNREACHABLE: ExitCode.Usage,
+  UPLOAD_CANCELLED: ExitCode.Failure,
   ALREADY_EXISTS: ExitCode.Failure,
   ENDPOINT_UNUSABLE: ExitCode.Failure,
   LOG_GROUP_NOT_FOUND: ExitCode.Failure,

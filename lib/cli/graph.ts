@@ -8,6 +8,7 @@ import { isEnsemble, stepsOf } from '../repository/ensemble-rules';
 import { renderDot, renderMermaid } from '../repository/graph-render';
 import type { LoadedModel } from '../repository/model';
 import { loadRepository, RepositoryAccessError } from '../repository/validate';
+import { MmeError } from '../errors';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot'] as const;
@@ -29,7 +30,7 @@ export async function runGraph(path: string, options: GraphCommandOptions, io: C
   try {
     repository = await loadRepository(resolve(io.cwd, path));
   } catch (err) {
-    if (err instanceof RepositoryAccessError) throw new UsageError(err.message.replace(resolve(io.cwd, path), path));
+    if (err instanceof RepositoryAccessError) throw new MmeError(err.code, err.message.replace(resolve(io.cwd, path), path));
     throw err;
   }
   const models = new Map(repository.models.map((m) => [m.name, m] as const));
@@ -42,7 +43,8 @@ export async function runGraph(path: string, options: GraphCommandOptions, io: C
   const problems = ensembleProblems(models, repository.diagnostics, drawn);
   if (problems > 0) {
     io.stderr(
-      `mme-deploy: ${problems} problem${problems === 1 ? '' : 's'} in the drawn ensemble${drawn.length === 1 ? '' : 's'} (loose tensors and missing models are drawn dashed). ` +
+      `mme-deploy: ${problems} problem${problems === 1 ? '' : 's'} in the drawn ` +
+        `ensemble${drawn.length === 1 ? '' : 's'} (loose tensors and missing models are drawn dashed). ` +
         `Run \`mme-deploy validate ${path}\` for details.\n`,
     );
   }

@@ -4,7 +4,8 @@
 import { resolve } from 'node:path';
 import { MmeError } from '../errors';
 import { CliIo, ExitCode } from './io';
-import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
+import { AwsCommandOptions, connectionOf } from './aws-options';
+import { toJson } from './json';
 import type { InvokeInputOptions } from './invoke-flags';
 
 export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
@@ -29,10 +30,11 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     throw new MmeError('USAGE', `--top ${options.top} must be a positive whole number.`);
   }
 
-  const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } =
-    require('../aws/invoke-request') as typeof import('../aws/invoke-request');
-  const { JSON_CONTENT_TYPE } = require('../aws/kserve-codec') as typeof import('../aws/kserve-codec');
-  const { readInvokeModelConfig } = require('../aws/invoke-model-config') as typeof import('../aws/invoke-model-config');
+  const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } = await import(
+    '../aws/invoke-request'
+  );
+  const { JSON_CONTENT_TYPE } = await import('../aws/kserve-codec');
+  const { readInvokeModelConfig } = await import('../aws/invoke-model-config');
   const config = options.model ? (await readInvokeModelConfig(resolve(io.cwd, options.model))).config : undefined;
   const request = await buildInvokeRequest(
     {
@@ -54,12 +56,12 @@ export async function runInvoke(options: InvokeOptions, io: CliIo): Promise<numb
     throw new MmeError('USAGE', `The request is ${mebibytes} MiB; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
   }
 
-  const { createSageMakerRuntimeClient, loadSageMakerRuntime } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { explainAwsError } = require('../aws/aws-errors') as typeof import('../aws/aws-errors');
-  const { explainInvokeFailure } = require('../catalog/container-failures') as typeof import('../catalog/container-failures');
-  const { InvokeEndpointCommand } = loadSageMakerRuntime();
+  const { createSageMakerRuntimeClient, loadSageMakerRuntime } = await import('../aws/aws-clients');
+  const { explainAwsError } = await import('../aws/aws-errors');
+  const { explainInvokeFailure } = await import('../catalog/container-failures');
+  const { InvokeEndpointCommand } = await loadSageMakerRuntime();
   const connection = connectionOf(options);
-  const client = createSageMakerRuntimeClient(connection);
+  const client = await createSageMakerRuntimeClient(connection);
   const started = Date.now();
   let response;
   try {

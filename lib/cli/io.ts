@@ -11,8 +11,9 @@ export interface CliIo {
   readonly cwd: string;
 }
 
-// Errors a user can fix, and the exit codes they map to, live beside the library that raises them.
-export { CliError, ExitCode, UsageError } from '../user-errors';
+// The CLI's own errors and the exit codes, for the commands that import everything they need from here.
+export { CliError, UsageError } from './cli-errors';
+export { ExitCode } from './exit-codes';
 
 export function processIo(): CliIo {
   return {

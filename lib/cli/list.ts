@@ -1,17 +1,19 @@
 // `mme-deploy list`: every TargetModel under a multi-model endpoint's S3 prefix, with size and last change,
 // printed page by page so thousands of models start showing at once.
 
+import { createS3Client } from '../aws/aws-clients';
+import { resolveModelLocation } from '../aws/endpoint';
+import { listTargetModels } from '../aws/model-store';
+import { s3Url } from '../aws/s3-location';
+import { formatBytes } from '../format-bytes';
+import { ModelLocationCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
-import { ModelLocationCommandOptions, connectionOf, formatBytes, toJson } from './aws-options';
+import { toJson } from './json';
 
 export async function runList(options: ModelLocationCommandOptions, io: CliIo): Promise<number> {
-  const { createS3Client } = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { resolveModelLocation } = require('../aws/endpoint') as typeof import('../aws/endpoint');
-  const { listTargetModels } = require('../aws/model-store') as typeof import('../aws/model-store');
-  const { s3Url } = require('../aws/s3-location') as typeof import('../aws/s3-location');
   const connection = connectionOf(options);
   const { location, endpoint } = await resolveModelLocation({ ...options, ...connection });
-  const s3 = createS3Client(connection);
+  const s3 = await createS3Client(connection);
   try {
     let count = 0;
     let total = 0;
@@ -22,23 +24,27 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
       count += 1;
       total += model.size;
       if (options.json) {
-        models.push({ targetModel: model.targetModel, size: model.size, lastModified: model.lastModified?.toISOString() ?? null, ...(model.problem ? { problem: model.problem } : {}) });
+        const lastModified = model.lastModified?.toISOString() ?? null;
+        models.push({ targetModel: model.targetModel, size: model.size, lastModified, ...(model.problem ? { problem: model.problem } : {}) });
         continue;
       }
       if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);
       const when = model.lastModified ? model.lastModified.toISOString().slice(0, 19).replace('T', ' ') : '-';
       if (model.problem) notTargetModels.push(model.problem);
-      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
+      io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ` +
+        `${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
     }
     const where = s3Url(location);
     if (options.json) {
       io.stdout(toJson({ location: where, endpoint: endpoint?.endpointName ?? null, count, totalSize: total, models }));
     } else if (count === 0) {
-      io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${options.endpoint ? `--endpoint ${options.endpoint}` : `--s3 ${where}`}\n`);
+      const to = options.endpoint ? `--endpoint ${options.endpoint}` : `--s3 ${where}`;
+      io.stdout(`No models under ${where}. Add one with: mme-deploy push <repository-dir> ${to}\n`);
     } else {
       io.stdout(`${count} model${count === 1 ? '' : 's'}, ${formatBytes(total)} under ${where}\n`);
       if (notTargetModels.length > 0) {
-        io.stdout(`${notTargetModels.length} object(s) marked (not a TargetModel) cannot be loaded, invoked or removed by name: ${notTargetModels[0]} Delete them with \`aws s3 rm\`.\n`);
+        io.stdout(`${notTargetModels.length} object(s) marked (not a TargetModel) cannot be loaded, invoked or ` +
+          `removed by name: ${notTargetModels[0]} Delete them with \`aws s3 rm\`.\n`);
       }
     }
     return ExitCode.Ok;

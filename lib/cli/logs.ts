@@ -26,12 +26,12 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
   const now = options.now ?? new Date();
   const start = parseSince(options.since ?? '1h', now);
   const pollIntervalMs = parsePollInterval(options.pollInterval);
-  const clients = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { followEndpointLogEvents, readEndpointLogEvents, endpointLogGroup } = require('../aws/endpoint-logs') as typeof import('../aws/endpoint-logs');
+  const clients = await import('../aws/aws-clients');
+  const { followEndpointLogEvents, readEndpointLogEvents, endpointLogGroup } = await import('../aws/endpoint-logs');
   const connection = connectionOf(options);
-  const logs = clients.createCloudWatchLogsClient(connection);
+  const logs = await clients.createCloudWatchLogsClient(connection);
   // Only to explain a missing log group: created (and the SageMaker SDK loaded) only then.
-  let sageMaker: import('@aws-sdk/client-sagemaker').SageMakerClient | undefined;
+  let sageMaker: Promise<import('@aws-sdk/client-sagemaker').SageMakerClient> | undefined;
   const describer = () => (sageMaker ??= clients.createSageMakerClient(connection));
   const query = {
     endpointName: options.endpoint,
@@ -57,7 +57,7 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
     return signal?.aborted ? ExitCode.Interrupted : ExitCode.Ok;
   } finally {
     logs.destroy();
-    sageMaker?.destroy();
+    (await sageMaker)?.destroy();
   }
 }
 

@@ -3,14 +3,16 @@
 
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { PackManifest, packRepository } from '../archive/pack-repository';
 import { writeStreamAtomically } from '../archive/write-file';
+import { PackManifest, packRepository, servedModel } from '../bundle/pack-repository';
 import { countSummary } from '../diagnostics';
 import { isMmeError, MmeError } from '../errors';
+import { formatBytes } from '../format-bytes';
 import { isInside } from '../paths';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { RepositoryAccessError } from '../repository/validate';
 import { CliError, CliIo, ExitCode, UsageError } from './io';
+import { toJson } from './json';
 import { formatReport, reportToJson } from './report-format';
 
 export interface PackageOptions {
@@ -30,12 +32,12 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   try {
     result = await packRepository(repo, { ...(name !== undefined ? { name } : {}), ...(level !== undefined ? { level } : {}) });
   } catch (err) {
-    if (err instanceof RepositoryAccessError) throw new UsageError(err.message.replace(repo, path));
+    if (err instanceof RepositoryAccessError) throw new MmeError(err.code, err.message.replace(repo, path));
     throw err;
   }
   if (!result.ok) {
-    if (options.json) io.stdout(JSON.stringify({ ...reportToJson(result.report), written: false }, null, 2) + '\n');
-    else io.stdout(formatReport(result.report, path) + 'Nothing was written: fix the errors above and run package again.\n');
+    if (options.json) io.stdout(toJson({ ...reportToJson(result.report), written: false }));
+    else io.stdout(`${formatReport(result.report, path)}Nothing was written: fix the errors above and run package again.\n`);
     return ExitCode.Failure;
   }
 
@@ -52,23 +54,20 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   const manifest = await result.manifest;
   const shown = relative(io.cwd, output) || output;
   if (options.json) {
+    const report = reportToJson(result.report);
     io.stdout(
-      JSON.stringify(
-        {
-          ok: true,
-          written: true,
-          output: shown,
-          targetModel: manifest.targetModel,
-          size: written.size,
-          sha256: manifest.sha256,
-          entries: manifest.entries,
-          models: reportToJson(result.report).models,
-          excluded: manifest.excluded,
-          diagnostics: reportToJson(result.report).diagnostics,
-        },
-        null,
-        2,
-      ) + '\n',
+      toJson({
+        ok: true,
+        written: true,
+        output: shown,
+        targetModel: manifest.targetModel,
+        size: written.size,
+        sha256: manifest.sha256,
+        entries: manifest.entries,
+        models: report.models,
+        excluded: manifest.excluded,
+        diagnostics: report.diagnostics,
+      }),
     );
     return ExitCode.Ok;
   }
@@ -78,21 +77,22 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   lines.push(`  TargetModel  ${manifest.targetModel}`);
   lines.push(`  size         ${formatBytes(written.size)} (${written.size} bytes, ${manifest.entries} entries)`);
   lines.push(`  sha256       ${manifest.sha256}`);
-  lines.push(`  models       ${manifest.models.map((m) => `${m.name} (${m.platform ?? m.backend ?? '?'}, v${m.versions.join(',')})`).join(', ')}`);
+  const models = manifest.models.map((m) => `${m.name} (${m.platform ?? m.backend ?? '?'}, v${m.versions.join(',')})`);
+  lines.push(`  models       ${models.join(', ')}`);
   if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.join(', ')}`);
   if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);
   lines.push('');
   lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');
   lines.push(`  mme-deploy push ${shown} --endpoint <endpoint-name>`);
-  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> --target-model ${manifest.targetModel} --model ${shown} ${exampleInputs(manifest.models)}`);
+  const invoke = `--target-model ${manifest.targetModel} --model ${shown} ${exampleInputs(manifest.models)}`;
+  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> ${invoke}`);
   io.stdout(lines.join('\n') + '\n');
   return ExitCode.Ok;
 }
 
 /** Invoke flags for the inputs of the model SageMaker loads (the ensemble, or the only model). */
 function exampleInputs(models: PackManifest['models']): string {
-  const loaded = models.find((m) => m.platform === 'ensemble') ?? (models.length === 1 ? models[0] : undefined);
-  const inputs = loaded?.config?.input ?? [];
+  const inputs = servedModel(models)?.config?.input ?? [];
   if (inputs.length === 0) return '--input <NAME>=@<file>';
   return inputs
     .map((i) => (i.data_type === 'TYPE_STRING' ? `--text '${i.name}=<sentence>'` : `--input ${i.name}=@<${i.name}.json>`))
@@ -109,11 +109,17 @@ function checkOutputPath(output: string, repo: string) {
   const fail = (message: string) => {
     throw new UsageError(message);
   };
-  if (!output.endsWith('.tar.gz')) fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
-  if (existsSync(output) && statSync(output).isDirectory()) fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
+  if (!output.endsWith('.tar.gz')) {
+    fail(`the output ${output} must end in .tar.gz (the name SageMaker downloads and extracts).`);
+  }
+  if (existsSync(output) && statSync(output).isDirectory()) {
+    fail(`the output ${output} is a directory; give a file name ending in .tar.gz.`);
+  }
   if (!existsSync(dirname(output))) fail(`the output directory ${dirname(output)} does not exist.`);
   // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
-  if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+  if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) {
+    fail(`the output ${output} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);
+  }
 }
 
 function realPath(path: string): string {
@@ -122,15 +128,4 @@ function realPath(path: string): string {
   } catch {
     return path;
   }
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }

@@ -1,6 +1,8 @@
 // The command-line grammar: every command, its options and its help. Actions load their module lazily so that
 // `--help` and light commands never pay for the AWS SDK, aws-cdk-lib or zod.
 
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { MmeError } from '../errors';
 import { exitCodeOf } from './exit-codes';
@@ -93,14 +95,7 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (path: string, options: { output?: string; name?: string; level?: string; json?: boolean }) => {
       const { runPackage } = await import('./package');
-      const abort = new AbortController();
-      const onSigint = () => abort.abort();
-      process.once('SIGINT', onSigint);
-      try {
-        setExit(await runPackage(path, options, io, abort.signal));
-      } finally {
-        process.removeListener('SIGINT', onSigint);
-      }
+      setExit(await onInterrupt(io, undefined, (signal) => runPackage(path, options, io, signal)));
     });
 
   program
@@ -201,7 +196,8 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
   addLocationOptions(
     program
       .command('push')
-      .description('Upload a TargetModel under the endpoint\'s S3 prefix: an archive, or a repository directory validated and packed on the fly.')
+      .description('Upload a TargetModel under the endpoint\'s S3 prefix: an archive, or a repository directory ' +
+        'validated and packed on the fly.')
       .argument('<archive-or-dir>', 'a .tar.gz TargetModel archive, or a model repository directory'),
   )
     .option('--name <target>', 'the TargetModel name (default: the archive\'s file name, or <directory>.tar.gz)')
@@ -214,9 +210,11 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     )
     .action(async (path: string, options: import('./push').PushOptions) => {
       const { runPush } = await import('./push');
-      setExit(await runPush(path, options, io));
+      const notice = '\nCancelling: aborting the multipart upload so no parts are left behind (Ctrl-C again to quit at once)...\n';
+      setExit(await onInterrupt(io, notice, (signal) => runPush(path, { ...options, signal }, io)));
     });
-  addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix with its size and last change.'))
+  addLocationOptions(program.command('list').description('List every TargetModel under the endpoint\'s S3 prefix ' +
+    'with its size and last change.'))
     .action(async (options: import('./aws-options').ModelLocationCommandOptions) => {
       const { runList } = await import('./list');
       setExit(await runList(options, io));
@@ -261,7 +259,8 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     program
       .command('logs')
       .description(
-        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their cause and fix, evictions, python tracebacks.",
+        "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their " +
+          "cause and fix, evictions, python tracebacks.",
       ),
     'print one JSON object per event, one per line',
   )
@@ -295,10 +294,26 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
   return program;
 }
 
+/**
+ * Runs `action` with a signal that the first Ctrl-C aborts (after printing `notice`); a second Ctrl-C quits at once.
+ * The CLI alone listens to process signals: the library only sees the AbortSignal.
+ */
+async function onInterrupt<T>(io: CliIo, notice: string | undefined, action: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (notice) io.stderr(notice);
+    abort.abort();
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    return await action(abort.signal);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
+}
+
 function packageVersion(): string {
   // The same code runs from lib/ (tests) and dist/lib/ (the installed CLI): walk up to our package.json.
-  const { existsSync, readFileSync } = require('node:fs') as typeof import('node:fs');
-  const { dirname, join } = require('node:path') as typeof import('node:path');
   for (let dir = __dirname; ; dir = dirname(dir)) {
     const candidate = join(dir, 'package.json');
     if (existsSync(candidate)) {

@@ -1,9 +1,13 @@
 // `mme-deploy status --endpoint E`: the endpoint, its instances, its auto scaling and the last hour of the MME
 // metrics that explain cold starts (model cache hits, loading wait time, loaded models, GPU use).
 
-import { CliIo, ExitCode, UsageError } from './io';
-import { AwsCommandOptions, connectionOf, toJson } from './aws-options';
-import type { EndpointStatusReport, MetricSummary } from '../aws/endpoint-status';
+import { createAutoScalingClient, createCloudWatchClient, createCloudWatchLogsClient, createSageMakerClient } from '../aws/aws-clients';
+import { endpointStatus, type EndpointStatusReport, type MetricSummary } from '../aws/endpoint-status';
+import { MmeError } from '../errors';
+import { AwsCommandOptions, connectionOf } from './aws-options';
+import { CliIo, ExitCode } from './io';
+import { toJson } from './json';
+import { formatFailureSummary } from './logs';
 
 export interface StatusOptions extends AwsCommandOptions {
   readonly endpoint?: string;
@@ -13,14 +17,12 @@ export interface StatusOptions extends AwsCommandOptions {
 }
 
 export async function runStatus(options: StatusOptions, io: CliIo): Promise<number> {
-  if (!options.endpoint) throw new UsageError('Which endpoint? Give --endpoint NAME.');
-  const clients = require('../aws/aws-clients') as typeof import('../aws/aws-clients');
-  const { endpointStatus } = require('../aws/endpoint-status') as typeof import('../aws/endpoint-status');
+  if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   const connection = connectionOf(options);
-  const sageMaker = clients.createSageMakerClient(connection);
-  const autoScaling = clients.createAutoScalingClient(connection);
-  const cloudWatch = clients.createCloudWatchClient(connection);
-  const logs = clients.createCloudWatchLogsClient(connection);
+  const sageMaker = await createSageMakerClient(connection);
+  const autoScaling = await createAutoScalingClient(connection);
+  const cloudWatch = await createCloudWatchClient(connection);
+  const logs = await createCloudWatchLogsClient(connection);
   try {
     const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch, logs }, options.endpoint, {
       ...connection,
@@ -47,9 +49,13 @@ export function formatStatus(report: EndpointStatusReport): string {
   rows.push(['Models in', `s3://${endpoint.location.bucket}/${endpoint.location.prefix}`]);
   if (endpoint.image) rows.push(['Image', endpoint.image]);
   for (const v of endpoint.variants) {
+    const scalingTo =
+      v.desiredInstanceCount !== undefined && v.desiredInstanceCount !== v.currentInstanceCount
+        ? ` (scaling to ${v.desiredInstanceCount})`
+        : '';
     const count =
       v.currentInstanceCount !== undefined
-        ? `${v.currentInstanceCount} instance${v.currentInstanceCount === 1 ? '' : 's'}${v.desiredInstanceCount !== undefined && v.desiredInstanceCount !== v.currentInstanceCount ? ` (scaling to ${v.desiredInstanceCount})` : ''}`
+        ? `${v.currentInstanceCount} instance${v.currentInstanceCount === 1 ? '' : 's'}${scalingTo}`
         : `${v.initialInstanceCount ?? '?'} instance(s) configured`;
     rows.push([`Variant`, `${v.variantName}  ${v.instanceType ?? '?'}  ${count}`]);
   }
@@ -71,7 +77,10 @@ export function formatStatus(report: EndpointStatusReport): string {
 
   const window = `${report.window.start.toISOString().slice(11, 16)}-${report.window.end.toISOString().slice(11, 16)} UTC`;
   const header = ['Last hour, per minute', 'latest', 'min', 'max', 'average'];
-  const table = report.metrics.map((m) => [`${m.name} (${m.statistic})`, ...[m.latest, m.minimum, m.maximum, m.average].map((v) => formatMetric(m, v))]);
+  const table = report.metrics.map((m) => [
+    `${m.name} (${m.statistic})`,
+    ...[m.latest, m.minimum, m.maximum, m.average].map((v) => formatMetric(m, v)),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const render = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   lines.push('', `${render(header)}   (${window})`, ...table.map(render));
@@ -79,8 +88,8 @@ export function formatStatus(report: EndpointStatusReport): string {
     lines.push('No data points in the last hour: the endpoint had no traffic, or metrics are still arriving.');
   }
   if (report.failures) {
-    const { formatFailureSummary } = require('./logs') as typeof import('./logs');
-    lines.push('', `Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs --endpoint ${endpoint.endpointName})`);
+    lines.push('', 'Failures in the last hour, per TargetModel (container logs; details: mme-deploy logs ' +
+      `--endpoint ${endpoint.endpointName})`);
     lines.push(formatFailureSummary(report.failures).trimEnd());
   }
   return `${lines.join('\n')}\n`;

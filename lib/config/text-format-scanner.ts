@@ -18,34 +18,74 @@ export interface Token {
   readonly error: string | undefined;
 }
 
-const CH_NEWLINE = 10;
-const CH_HASH = 35;
+// Character codes the scanner compares `charCodeAt` against, named (as node-jsonc-parser's CharacterCodes). Plain
+// module constants: V8 folds them like literals, so naming them costs nothing (bench/validate.js, parse alone).
+const CH_BELL = 0x07;
+const CH_BACKSPACE = 0x08;
+const CH_TAB = 0x09;
+const CH_LINE_FEED = 0x0a;
+const CH_VERTICAL_TAB = 0x0b;
+const CH_FORM_FEED = 0x0c;
+const CH_CARRIAGE_RETURN = 0x0d;
+const CH_SPACE = 0x20;
+const CH_DOUBLE_QUOTE = 0x22;
+const CH_HASH = 0x23;
+const CH_SINGLE_QUOTE = 0x27;
+const CH_PLUS = 0x2b;
+const CH_MINUS = 0x2d;
+const CH_DOT = 0x2e;
+const CH_0 = 0x30;
+const CH_9 = 0x39;
+const CH_QUESTION_MARK = 0x3f;
+const CH_UPPER_A = 0x41;
+const CH_UPPER_E = 0x45;
+const CH_UPPER_F = 0x46;
+const CH_UPPER_X = 0x58;
+const CH_UPPER_Z = 0x5a;
+const CH_BACKSLASH = 0x5c;
+const CH_UNDERSCORE = 0x5f;
+const CH_LOWER_A = 0x61;
+const CH_LOWER_E = 0x65;
+const CH_LOWER_F = 0x66;
+const CH_LOWER_X = 0x78;
+const CH_LOWER_Z = 0x7a;
+/** The first code unit of a UTF-16 surrogate pair (an astral character). */
+const HIGH_SURROGATE_FIRST = 0xd800;
+const HIGH_SURROGATE_LAST = 0xdbff;
 
 function isLetter(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  return (c >= CH_UPPER_A && c <= CH_UPPER_Z) || (c >= CH_LOWER_A && c <= CH_LOWER_Z) || c === CH_UNDERSCORE;
 }
 function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
+  return c >= CH_0 && c <= CH_9;
 }
 function isHexDigit(c: number): boolean {
-  return isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+  return isDigit(c) || (c >= CH_UPPER_A && c <= CH_UPPER_F) || (c >= CH_LOWER_A && c <= CH_LOWER_F);
 }
 function isWhitespace(c: number): boolean {
-  return c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12;
+  return (
+    c === CH_SPACE ||
+    c === CH_TAB ||
+    c === CH_LINE_FEED ||
+    c === CH_CARRIAGE_RETURN ||
+    c === CH_VERTICAL_TAB ||
+    c === CH_FORM_FEED
+  );
 }
 
+/** C escapes with one character after the backslash, and the byte each stands for. */
 const SIMPLE_ESCAPES: Record<string, number> = {
-  a: 7,
-  b: 8,
-  f: 12,
-  n: 10,
-  r: 13,
-  t: 9,
-  v: 11,
-  '\\': 92,
-  "'": 39,
-  '"': 34,
-  '?': 63,
+  a: CH_BELL,
+  b: CH_BACKSPACE,
+  f: CH_FORM_FEED,
+  n: CH_LINE_FEED,
+  r: CH_CARRIAGE_RETURN,
+  t: CH_TAB,
+  v: CH_VERTICAL_TAB,
+  '\\': CH_BACKSLASH,
+  "'": CH_SINGLE_QUOTE,
+  '"': CH_DOUBLE_QUOTE,
+  '?': CH_QUESTION_MARK,
 };
 
 export class Scanner {
@@ -93,12 +133,12 @@ export class Scanner {
       this.pos = pos;
       return this.make('identifier');
     }
-    if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number();
-    if (c === 34 || c === 39) return this.string();
+    if (isDigit(c) || (c === CH_DOT && isDigit(text.charCodeAt(start + 1)))) return this.number();
+    if (c === CH_DOUBLE_QUOTE || c === CH_SINGLE_QUOTE) return this.string();
     this.pos++;
     if (SYMBOLS.has(c)) return this.make('symbol');
     // Astral characters are two code units: report the whole character.
-    if (c >= 0xd800 && c <= 0xdbff && this.pos < text.length) this.pos++;
+    if (c >= HIGH_SURROGATE_FIRST && c <= HIGH_SURROGATE_LAST && this.pos < text.length) this.pos++;
     return this.make('invalid', undefined, undefined, `Unexpected character "${text.slice(start, this.pos)}".`);
   }
 
@@ -108,14 +148,14 @@ export class Scanner {
     let pos = this.pos;
     while (pos < end) {
       const c = text.charCodeAt(pos);
-      if (c === CH_NEWLINE) {
+      if (c === CH_LINE_FEED) {
         pos++;
         this.line++;
         this.lineStart = pos;
-      } else if (c === 32 || isWhitespace(c)) {
+      } else if (c === CH_SPACE || isWhitespace(c)) {
         pos++;
       } else if (c === CH_HASH) {
-        while (pos < end && text.charCodeAt(pos) !== CH_NEWLINE) pos++;
+        while (pos < end && text.charCodeAt(pos) !== CH_LINE_FEED) pos++;
       } else {
         break;
       }
@@ -130,37 +170,37 @@ export class Scanner {
     let error: string | undefined;
     const c0 = text.charCodeAt(start);
     const c1 = text.charCodeAt(start + 1);
-    if (c0 === 48 && (c1 === 120 || c1 === 88)) {
+    if (c0 === CH_0 && (c1 === CH_LOWER_X || c1 === CH_UPPER_X)) {
       this.pos += 2;
       if (!isHexDigit(text.charCodeAt(this.pos))) error = '"0x" must be followed by hex digits.';
       while (isHexDigit(text.charCodeAt(this.pos))) this.pos++;
-    } else if (c0 === 48 && isDigit(c1)) {
+    } else if (c0 === CH_0 && isDigit(c1)) {
       while (isDigit(text.charCodeAt(this.pos))) this.pos++;
       if (/[89]/.test(text.slice(start, this.pos))) error = 'Numbers starting with leading zero must be in octal.';
     } else {
       while (isDigit(text.charCodeAt(this.pos))) this.pos++;
-      if (text.charCodeAt(this.pos) === 46) {
+      if (text.charCodeAt(this.pos) === CH_DOT) {
         kind = 'float';
         this.pos++;
         while (isDigit(text.charCodeAt(this.pos))) this.pos++;
       }
       const e = text.charCodeAt(this.pos);
-      if (e === 101 || e === 69) {
+      if (e === CH_LOWER_E || e === CH_UPPER_E) {
         kind = 'float';
         this.pos++;
         const sign = text.charCodeAt(this.pos);
-        if (sign === 43 || sign === 45) this.pos++;
+        if (sign === CH_PLUS || sign === CH_MINUS) this.pos++;
         if (!isDigit(text.charCodeAt(this.pos))) error = '"e" must be followed by exponent.';
         while (isDigit(text.charCodeAt(this.pos))) this.pos++;
       }
       const f = text.charCodeAt(this.pos);
-      if (f === 102 || f === 70) {
+      if (f === CH_LOWER_F || f === CH_UPPER_F) {
         kind = 'float';
         this.pos++;
       }
     }
     const after = text.charCodeAt(this.pos);
-    if (!error && (isLetter(after) || isDigit(after) || after === 46)) {
+    if (!error && (isLetter(after) || isDigit(after) || after === CH_DOT)) {
       while (this.pos < text.length && (isLetter(text.charCodeAt(this.pos)) || isDigit(text.charCodeAt(this.pos)))) {
         this.pos++;
       }
@@ -178,8 +218,8 @@ export class Scanner {
     while (this.pos < text.length) {
       const c = text.charCodeAt(this.pos);
       if (c === quote) break;
-      if (c === CH_NEWLINE) return this.make('invalid', undefined, undefined, 'String literals cannot cross line boundaries.');
-      if (c === 92) {
+      if (c === CH_LINE_FEED) return this.make('invalid', undefined, undefined, 'String literals cannot cross line boundaries.');
+      if (c === CH_BACKSLASH) {
         simple = false;
         this.pos += 2;
         continue;
@@ -221,7 +261,7 @@ function decodeEscapes(content: string): Uint8Array | string {
       let j = i + 1;
       let value = 0;
       while (j < content.length && j < i + 4 && content[j]! >= '0' && content[j]! <= '7') {
-        value = value * 8 + (content.charCodeAt(j) - 48);
+        value = value * 8 + (content.charCodeAt(j) - CH_0);
         j++;
       }
       if (value > 255) return `Octal escape "\\${content.slice(i + 1, j)}" is out of range.`;

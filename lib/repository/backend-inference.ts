@@ -95,17 +95,26 @@ export function autoCompleteBackendFields(
   if (!platform) {
     if (backend === 'tensorrt') platform = 'tensorrt_plan';
     else if (backend === 'onnxruntime') platform = 'onnxruntime_onnx';
-    else if (backend === 'pytorch') platform = filename === 'model.pt2' || firstSubdirFiles.has('model.pt2') ? 'torch_aoti' : 'pytorch_libtorch';
-    else if (backend === 'tensorflow') {
-      if (filename === 'model.graphdef' || (!filename && firstSubdirFiles.has('model.graphdef'))) platform = 'tensorflow_graphdef';
-      else if (filename === 'model.savedmodel' || (!filename && firstSubdirFiles.has('model.savedmodel'))) platform = 'tensorflow_savedmodel';
-    }
+    else if (backend === 'pytorch') platform = pytorchPlatform(filename, firstSubdirFiles);
+    else if (backend === 'tensorflow') platform = tensorflowPlatform(filename, firstSubdirFiles);
   }
 
   if (!filename && backend) {
     filename = DEFAULT_FILENAMES[platform] ?? DEFAULT_FILENAMES[backend] ?? '';
   }
   return { platform: platform || undefined, backend: backend || undefined, defaultModelFilename: filename || undefined };
+}
+
+/** AOTInductor when the model file is `model.pt2` (named, or found in the first version directory), else TorchScript. */
+function pytorchPlatform(filename: string, files: { has(name: string): boolean }): string {
+  return filename === 'model.pt2' || files.has('model.pt2') ? 'torch_aoti' : 'pytorch_libtorch';
+}
+
+/** The TensorFlow platform the model file names, or '' when neither a GraphDef nor a SavedModel is there. */
+function tensorflowPlatform(filename: string, files: { has(name: string): boolean }): string {
+  if (filename === 'model.graphdef' || (!filename && files.has('model.graphdef'))) return 'tensorflow_graphdef';
+  if (filename === 'model.savedmodel' || (!filename && files.has('model.savedmodel'))) return 'tensorflow_savedmodel';
+  return '';
 }
 
 function inferFromFiles(files: { has(name: string): boolean }): BackendFields | undefined {

@@ -6,15 +6,18 @@ import { Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs
 import { basename, join, resolve } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
+import { MmeError } from '../errors';
 import { buildModel, CONFIG_FILE } from './build-model';
 import { LoadedModel, relPath } from './model';
 import { diskFiles } from './model-files';
 
-/** A path the library cannot read as a repository at all: the CLI reports it as a usage/I-O error (exit 2). */
-export class RepositoryAccessError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RepositoryAccessError';
+/**
+ * A path the library cannot read as a repository at all: `NOT_FOUND`, `USAGE` (not a directory) or `UNREADABLE`.
+ * The CLI reports it as a usage/I-O error (exit 2).
+ */
+export class RepositoryAccessError extends MmeError {
+  constructor(code: 'NOT_FOUND' | 'USAGE' | 'UNREADABLE', message: string) {
+    super(code, message);
   }
 }
 
@@ -37,10 +40,11 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   try {
     stats = statSync(root);
   } catch {
-    throw new RepositoryAccessError(`${path}: no such file or directory. Give the path of a model repository or of one model directory.`);
+    throw new RepositoryAccessError('NOT_FOUND', `${path}: no such file or directory. Give the path of a model ` +
+      'repository or of one model directory.');
   }
   if (!stats.isDirectory()) {
-    throw new RepositoryAccessError(`${path}: not a directory. Give the path of a model repository (its ` +
+    throw new RepositoryAccessError('USAGE', `${path}: not a directory. Give the path of a model repository (its ` +
       'subdirectories are models) or of one model directory (it holds config.pbtxt).');
   }
   const diagnostics: Diagnostic[] = [];
@@ -133,7 +137,8 @@ function readEntries(dir: string, shown: string): Dirent[] {
   try {
     return readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareBytes(a.name, b.name));
   } catch (err) {
-    throw new RepositoryAccessError(`${shown}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
+    throw new RepositoryAccessError('UNREADABLE', `${shown}: cannot read the directory ` +
+      `(${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
   }
 }
 

@@ -164,8 +164,10 @@ export function checkEnsembleGraph(
           'ensemble-model-version-not-loaded',
           `ensemble '${e}' depends on '${m}' whose required version ${required} is not loaded. ` +
             (step.model_version === undefined
-              ? `${describeStep(step, index)} does not set model_version, so Triton asks for version 0 (the protobuf default): set model_version: -1 to use the latest version.`
-              : `'${m}' loads version${model.versions.length > 1 ? 's' : ''} ${model.versions.join(', ')} (under its version_policy): use one of them, or -1 for the latest.`),
+              ? `${describeStep(step, index)} does not set model_version, so Triton asks for version 0 (the ` +
+                'protobuf default): set model_version: -1 to use the latest version.'
+              : `'${m}' loads version${model.versions.length > 1 ? 's' : ''} ${model.versions.join(', ')} (under ` +
+                'its version_policy): use one of them, or -1 for the latest.'),
           stepPosition(ensemble, index, 'model_version'),
         );
       }
@@ -177,7 +179,8 @@ export function checkEnsembleGraph(
     if (firstStepOfModel && mbs !== 0 && mbs < ensembleMbs) {
       error(
         'ensemble-max-batch-size',
-        `ensemble ${e} allows maximum batch size ${ensembleMbs}, but it contains model ${m} which only allows maximum batch size to be ${mbs}. ` +
+        `ensemble ${e} allows maximum batch size ${ensembleMbs}, but it contains model ${m} which only allows ` +
+          `maximum batch size to be ${mbs}. ` +
           `Lower the ensemble's max_batch_size to at most ${mbs}, or raise '${m}''s.`,
         at,
       );
@@ -241,7 +244,8 @@ function checkStepTensors(
         'ensemble-step-unchecked',
         `${describeStep(step, index)}: '${m}' ${model.hasConfig ? `lists no ${sides} in its config.pbtxt` : 'has no config.pbtxt'}; ` +
           `Triton's ${model.backend ? `${model.backend} ` : ''}backend fills them in at load (auto-complete), ` +
-          `so the ${sides === 'inputs' ? 'input_map' : sides === 'outputs' ? 'output_map' : 'maps'} of this step cannot be checked here. List them in ${model.configFile} to have them checked.`,
+          `so the ${sides === 'inputs' ? 'input_map' : sides === 'outputs' ? 'output_map' : 'maps'} of this step ` +
+            `cannot be checked here. List them in ${model.configFile} to have them checked.`,
         stepPosition(ensemble, index, 'model_name'),
       ),
     );
@@ -256,8 +260,10 @@ function checkStepTensors(
     if (known.dataType && spec.dataType && known.dataType !== spec.dataType) {
       error(
         'ensemble-dtype-mismatch',
-        `in ensemble ${e}, ensemble tensor ${tensor}: inconsistent data type: ${known.dataType} is inferred from model ${known.model} while ${spec.dataType} is inferred from model ${spec.model}. ` +
-          `${capitalize(known.where)} is ${known.dataType} but ${spec.where} is ${spec.dataType}: make the two data_type fields the same (convert in the model if the types really differ).`,
+        `in ensemble ${e}, ensemble tensor ${tensor}: inconsistent data type: ${known.dataType} is inferred from ` +
+          `model ${known.model} while ${spec.dataType} is inferred from model ${spec.model}. ` +
+          `${capitalize(known.where)} is ${known.dataType} but ${spec.where} is ${spec.dataType}: make the two ` +
+            'data_type fields the same (convert in the model if the types really differ).',
         at,
       );
       return;
@@ -267,8 +273,10 @@ function checkStepTensors(
     if (!dimsAgree(known.dims, spec.dims) && !dimsAgree(full(known), full(spec))) {
       error(
         'ensemble-shape-mismatch',
-        `in ensemble ${e}, ensemble tensor ${tensor}: inconsistent shape: ${dimsText(full(known))} is inferred from model ${known.model} while ${dimsText(full(spec))} is inferred from model ${spec.model}. ` +
-          `${capitalize(known.where)} has dims ${dimsText(known.dims)}${batchNote(known)} but ${spec.where} has dims ${dimsText(spec.dims)}${batchNote(spec)}: ` +
+        `in ensemble ${e}, ensemble tensor ${tensor}: inconsistent shape: ${dimsText(full(known))} is inferred ` +
+          `from model ${known.model} while ${dimsText(full(spec))} is inferred from model ${spec.model}. ` +
+          `${capitalize(known.where)} has dims ${dimsText(known.dims)}${batchNote(known)} but ${spec.where} has ` +
+            `dims ${dimsText(spec.dims)}${batchNote(spec)}: ` +
           `make them agree (-1 matches any size; dims leave out the batch dimension when max_batch_size > 0).`,
         at,
       );
@@ -288,7 +296,8 @@ function checkStepTensors(
         `in ensemble ${e}, ensemble tensor ${value} is mapping to non-existing input ${key} in model ${m}. ` +
         unknownKeyHint('input', m, value, names, swapped, near);
       if (mayAddToLists(model)) {
-        out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-input', `${message} ${mayAddNote(model, 'input', key)}`, mapEntryPosition(ensemble, index, 'input_map', key)));
+        out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-input',
+          `${message} ${mayAddNote(model, 'input', key)}`, mapEntryPosition(ensemble, index, 'input_map', key)));
       } else {
         error('ensemble-unknown-input', message, mapEntryPosition(ensemble, index, 'input_map', key));
       }
@@ -301,7 +310,8 @@ function checkStepTensors(
         error(
           'ensemble-input-not-mapped',
           `in ensemble ${e}, input ${inputName} in model ${m} is not mapped to any ensemble tensors. ` +
-            `Add input_map { key: "${inputName}" value: "<ensemble tensor>" } to ${describeStep(step, index)}, or mark the input optional: true in ${model.configFile}.`,
+            `Add input_map { key: "${inputName}" value: "<ensemble tensor>" } to ${describeStep(step, index)}, or ` +
+              `mark the input optional: true in ${model.configFile}.`,
           stepPosition(ensemble, index, 'input_map'),
         );
         continue;
@@ -329,7 +339,8 @@ function checkStepTensors(
           `in ensemble ${e}, ensemble tensor ${value} is mapped from non-existing output ${key} in model ${m}. ` +
           unknownKeyHint('output', m, value, names, swapped, near);
         if (mayAddToLists(model)) {
-          out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-output', `${message} ${mayAddNote(model, 'output', key)}`, mapEntryPosition(ensemble, index, 'output_map', key)));
+          out.push(ensembleDiagnostic(ensemble, 'warning', 'ensemble-unknown-output',
+            `${message} ${mayAddNote(model, 'output', key)}`, mapEntryPosition(ensemble, index, 'output_map', key)));
         } else {
           error('ensemble-unknown-output', message, mapEntryPosition(ensemble, index, 'output_map', key));
         }
@@ -346,7 +357,8 @@ function checkStepTensors(
 
 /** Why an unknown map key is only a warning: the composing model's backend may still add that tensor. */
 function mayAddNote(model: LoadedModel, kind: 'input' | 'output', key: string): string {
-  return `Triton's ${model.backend ?? ''} backend completes '${model.name}''s config at load (auto-complete) and may add ${kind} '${key}'; ` +
+  return `Triton's ${model.backend ?? ''} backend completes '${model.name}''s config at load (auto-complete) and ` +
+    `may add ${kind} '${key}'; ` +
     `if it does not, the load fails with this message. List the ${kind} in ${model.configFile} to have the step checked here.`;
 }
 
@@ -378,7 +390,8 @@ function unknownKeyHint(
   near: string | undefined,
 ): string {
   if (swapped) {
-    return `'${value}' is an ${kind} of '${model}': key and value look swapped — the key is the composing model's ${kind} name, the value the ensemble tensor.`;
+    return `'${value}' is an ${kind} of '${model}': key and value look swapped — the key is the composing model's ` +
+      `${kind} name, the value the ensemble tensor.`;
   }
   return (
     `'${model}' has ${kind}${names.length === 1 ? '' : 's'} ${names.map((n) => `'${n}'`).join(', ') || '(none)'}` +
@@ -506,7 +519,8 @@ function checkDecoupledStreams(ensemble: LoadedModel, models: ReadonlyMap<string
             ensemble,
             'error',
             'ensemble-mixed-decoupled-inputs',
-            `in ensemble ${ensemble.name}, step of model '${step.model_name}' receives inputs originated from different decoupled models. ` +
+            `in ensemble ${ensemble.name}, step of model '${step.model_name}' receives inputs originated from ` +
+              'different decoupled models. ' +
               `In ${describeStep(step, index)}, ${conflict}: a step can only combine tensors of one decoupled response stream.`,
             stepPosition(ensemble, index, 'input_map'),
           ),

@@ -148,7 +148,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
   if ((config.instance_group?.length ?? 0) > 0) {
     error(
       'ensemble-instance-group',
-      `instance group should not be specified for ensemble '${name}'. Triton runs an ensemble's steps on its composing models' instances: remove instance_group here and set it on the composing models.`,
+      `instance group should not be specified for ensemble '${name}'. Triton runs an ensemble's steps on its ` +
+        `composing models' instances: remove instance_group here and set it on the composing models.`,
       positions.of(config, 'instance_group'),
     );
   }
@@ -171,7 +172,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
   if (steps.length === 0) {
     error(
       'ensemble-no-step',
-      `must specify 'step' for ensemble '${name}'. Add at least one step { model_name: "..." input_map {...} output_map {...} } to ensemble_scheduling.`,
+      `must specify 'step' for ensemble '${name}'. Add at least one step { model_name: "..." input_map {...} ` +
+        'output_map {...} } to ensemble_scheduling.',
       positions.of(config, 'ensemble_scheduling'),
     );
     return out;
@@ -190,7 +192,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
       wiringComplete = false;
       error(
         'ensemble-step-input-map',
-        `must specify 'input_map' in step ${index} of ensemble '${name}'. Add input_map { key: "<input of ${step.model_name || 'the model'}>" value: "<ensemble tensor>" } for each of the model's inputs.`,
+        `must specify 'input_map' in step ${index} of ensemble '${name}'. Add input_map { key: "<input of ` +
+          `${step.model_name || 'the model'}>" value: "<ensemble tensor>" } for each of the model's inputs.`,
         stepPosition(model, index),
       );
     }
@@ -198,7 +201,9 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
       wiringComplete = false;
       error(
         'ensemble-step-output-map',
-        `must specify 'output_map' in step ${index} of ensemble '${name}'. Add output_map { key: "<output of ${step.model_name || 'the model'}>" value: "<ensemble tensor>" } for the outputs later steps or the ensemble use.`,
+        `must specify 'output_map' in step ${index} of ensemble '${name}'. Add output_map { key: "<output of ` +
+          `${step.model_name || 'the model'}>" value: "<ensemble tensor>" } for the outputs later steps or the ` +
+          'ensemble use.',
         stepPosition(model, index),
       );
     }
@@ -211,13 +216,16 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
   steps.forEach((step, index) => {
     const byTensor = new Map<string, string[]>();
     for (const [key, value] of mapEntries(step.output_map)) byTensor.set(value, [...(byTensor.get(value) ?? []), key]);
-    const onlyOnce = (tensor: string) => `ensemble tensor '${tensor}' can appear in an output map only once for ensemble '${name}' step ${index}.`;
+    const onlyOnce = (tensor: string) => `ensemble tensor '${tensor}' can appear in an output map only once for ` +
+      `ensemble '${name}' step ${index}.`;
     for (const [tensor, keys] of byTensor) {
       if (keys.length > 1) {
         error(
           'ensemble-outputs-into-one-tensor',
-          `${onlyOnce(tensor)} ${describeStep(step, index)} maps its outputs ${keys.map((k) => `'${k}'`).join(' and ')} all to '${tensor}' ` +
-            `(Triton: "in ensemble ${name}, multiple outputs in model ${step.model_name ?? ''} are mapped to the same ensemble tensor ${tensor}"): give each output its own ensemble tensor name.`,
+          `${onlyOnce(tensor)} ${describeStep(step, index)} maps its outputs ` +
+            `${keys.map((k) => `'${k}'`).join(' and ')} all to '${tensor}' ` +
+            `(Triton: "in ensemble ${name}, multiple outputs in model ${step.model_name ?? ''} are mapped to the ` +
+              `same ensemble tensor ${tensor}"): give each output its own ensemble tensor name.`,
           model.positions.ofMapValue(step.output_map, keys[1]!) ?? mapEntryPosition(model, index, 'output_map', keys[1]!),
         );
       }
@@ -225,7 +233,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
       if (first !== undefined) {
         error(
           'ensemble-tensor-written-twice',
-          `${onlyOnce(tensor)} ${describeStep(steps[first], first)} already writes '${tensor}': rename the output_map value in one of the two steps.`,
+          `${onlyOnce(tensor)} ${describeStep(steps[first], first)} already writes '${tensor}': rename the ` +
+            'output_map value in one of the two steps.',
           model.positions.ofMapValue(step.output_map, keys[0]!) ?? mapEntryPosition(model, index, 'output_map', keys[0]!),
         );
       } else {
@@ -286,7 +295,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
           (root ? `: at least one of its depending tensors, '${root}', is not connected` : '') +
           `. No chain of steps leads from the ensemble inputs to '${outputName}'` +
           (root
-            ? `: '${root}' is read by a step but neither an ensemble input nor written by any step. Map it from an ensemble input or a step output.`
+            ? `: '${root}' is read by a step but neither an ensemble input nor written by any step. Map it from an ` +
+              'ensemble input or a step output.'
             : ': the steps that write it wait on each other in a loop. Break the loop so each step reads tensors computed before it.'),
         at,
       );
@@ -307,9 +317,12 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
       );
       error(
         'ensemble-tensor-unused',
-        `ensemble tensor '${t.name}' is unused in ensemble '${name}'. ${describeStep(steps[reader.step], reader.step)} reads '${t.name}' (for its input '${reader.key}') but it is neither an ensemble input nor written by any step` +
+        `ensemble tensor '${t.name}' is unused in ensemble '${name}'. ` +
+          `${describeStep(steps[reader.step], reader.step)} reads '${t.name}' (for its input '${reader.key}') but ` +
+          'it is neither an ensemble input nor written by any step' +
           (swappedKey(reader.key, config, tensors)
-            ? `; its key '${reader.key}' is an ensemble tensor, so key and value look swapped: the key is the composing model's input name, the value the ensemble tensor.`
+            ? `; its key '${reader.key}' is an ensemble tensor, so key and value look swapped: the key is the ` +
+              `composing model's input name, the value the ensemble tensor.`
             : (near ? ` — did you mean '${near}'?` : '') +
               `: map it from an ensemble input or a step output, or add it to the ensemble's input list.`),
         mapEntryPosition(model, reader.step, 'input_map', reader.key),
@@ -320,8 +333,10 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
         'ensemble-tensor-unused',
         `ensemble tensor '${t.name}' is unused in ensemble '${name}'. ` +
           (writer
-            ? `${describeStep(steps[writer.step], writer.step)} writes '${t.name}' (from its output '${writer.key}') but no step reads it and it is not an ensemble output: ` +
-              `remove that output_map entry (a composing model's outputs may be left unmapped) or add '${t.name}' to the ensemble's output list.`
+            ? `${describeStep(steps[writer.step], writer.step)} writes '${t.name}' (from its output ` +
+              `'${writer.key}') but no step reads it and it is not an ensemble output: ` +
+              `remove that output_map entry (a composing model's outputs may be left unmapped) or add '${t.name}' ` +
+                `to the ensemble's output list.`
             : `Nothing reads it: remove it.`),
         writer ? mapEntryPosition(model, writer.step, 'output_map', writer.key) : undefined,
       );
@@ -329,7 +344,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
       const writer = t.producers[0]!;
       error(
         'ensemble-tensor-unused',
-        `ensemble tensor '${t.name}' is unused in ensemble '${name}'. It is never computed: the steps that write it depend on it themselves, in a loop. ` +
+        `ensemble tensor '${t.name}' is unused in ensemble '${name}'. It is never computed: the steps that write ` +
+          'it depend on it themselves, in a loop. ' +
           `Break the loop so that each step reads only tensors computed before it.`,
         mapEntryPosition(model, writer.step, 'output_map', writer.key),
       );

@@ -186,7 +186,8 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
       'warning',
       'mme-execution-env-path',
       `EXECUTION_ENV_PATH '${env.value}' does not start with $$TRITON_MODEL_DIRECTORY. Triton accepts ` +
-        `${isAbsolute(env.value) ? 'an absolute path' : 'it (resolved from the server\'s working directory)'}, but on a SageMaker endpoint ` +
+        `${isAbsolute(env.value) ? 'an absolute path' : 'it (resolved from the server\'s working directory)'}, but ` +
+          'on a SageMaker endpoint ' +
         'the file must already be on the instance: the multi-model endpoint downloads only this archive, so the load ' +
         'fails with "Failed to get the canonical path for ..." unless the serving image provides it. To ship the ' +
         'environment with the model, put the conda-pack archive in the model directory and write ' +

@@ -2,7 +2,6 @@
 // rules, as one report. This is the library entry point the CLI, the packer and the CDK constructs share.
 
 import type { ModelConfig } from '../config/model-config-schema';
-import { excludedReason } from '../archive/exclusions';
 import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
 import { discoverModels, DiscoverOptions } from './discover';
 import type { RunOptions } from '../python-auto-complete/run';
@@ -10,7 +9,7 @@ import { completeWithPython, modelFileCompleter, withCompletedConfig, type Compl
 import { checkEnsembles } from './ensemble-graph';
 import type { LoadedModel } from './model';
 import { checkModel } from './model-rules';
-import { checkTensorrtPlans, PlanTarget } from './tensorrt-plan-rules';
+import type { PlanTarget } from './tensorrt-plan-rules';
 
 export { RepositoryAccessError } from './discover';
 
@@ -63,8 +62,10 @@ export async function loadRepository(path: string, options: DiscoverOptions = {}
  * the path cannot be read as a directory at all; every fault in the repository is a diagnostic.
  */
 export async function validateRepository(path: string, options: ValidateOptions = {}): Promise<ValidationReport> {
-  // In MME mode the repository is judged as it will be packed: what the packer leaves out is not there.
-  const ignore = options.ignore ?? (options.mme ? (name: string) => excludedReason(name) !== undefined : undefined);
+  // In MME mode the repository is judged as it will be packed: what the packer leaves out is not there. The archive
+  // modules load only then, to keep `validate` quick to start.
+  const excludedReason = options.mme && !options.ignore ? (await import('../archive/exclusions')).excludedReason : undefined;
+  const ignore = options.ignore ?? (excludedReason ? (name: string) => excludedReason(name) !== undefined : undefined);
   const discovery = discoverModels(path, ignore ? { ignore } : {});
   const diagnostics = [...discovery.diagnostics];
   const models = discovery.models;
@@ -90,8 +91,11 @@ export async function validateRepository(path: string, options: ValidateOptions 
     asLoaded.set(model.name, withCompletedConfig(model, completion));
   }
   diagnostics.push(...checkEnsembles(asLoaded, { modelDiagnostics: byModel }));
-  // The endpoint's GPU only matters for an archive meant for it.
-  if (mme) diagnostics.push(...checkTensorrtPlans(models, options.target));
+  // The endpoint's GPU only matters for an archive meant for it (and its catalog loads only then, like the MME rules).
+  if (mme) {
+    const { checkTensorrtPlans } = await import('./tensorrt-plan-rules');
+    diagnostics.push(...checkTensorrtPlans(models, options.target));
+  }
   if (mme) {
     diagnostics.push(...(await mme.checkMmeArchive(discovery, options.targetModel ?? mme.defaultTargetModel(discovery.root))));
   }

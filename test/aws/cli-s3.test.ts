@@ -126,7 +126,10 @@ describe('mme-deploy push (s3rver)', () => {
     const timer = setInterval(() => {
       if (io.err().includes('uploading: ')) controller.abort();
     }, 5);
-    await expect(started).rejects.toThrow('Push of s3://models/endpoint-a/big.tar.gz cancelled. Nothing was left in S3');
+    await expect(started).rejects.toMatchObject({
+      code: 'UPLOAD_CANCELLED',
+      message: expect.stringContaining('Push of s3://models/endpoint-a/big.tar.gz cancelled. Nothing was left in S3'),
+    });
     clearInterval(timer);
     const listing = captureIo();
     await runList({ ...where, json: true }, listing);
@@ -136,7 +139,7 @@ describe('mme-deploy push (s3rver)', () => {
 
   it('explains a TargetModel name Triton would refuse', async () => {
     await expect(runPush(repository(), { ...where, name: 'team/adder.tar.gz' }, captureIo())).rejects.toMatchObject({
-      exitCode: 2,
+      code: 'USAGE',
       message: expect.stringContaining("contains '/'"),
     });
   });
@@ -170,7 +173,10 @@ describe('mme-deploy list and remove (s3rver)', () => {
   });
 
   it('refuses to delete without a terminal unless --yes', async () => {
-    await expect(runRemove('a.tar.gz', other(), captureIo())).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('Pass --yes') });
+    await expect(runRemove('a.tar.gz', other(), captureIo())).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('Pass --yes'),
+    });
   });
 
   it('deletes with --yes and explains the cache', async () => {
@@ -222,7 +228,10 @@ describe('one TargetModel name rule for push, list and remove (s3rver)', () => {
     ['..', /is a path segment, not a name/],
     ['sub/x.tar.gz', /contains '\/'.*`remove` deletes TargetModels only/],
   ])('refuses to remove %j, by the rule list marks it with, deleting nothing', async (name, message) => {
-    await expect(runRemove(name, { ...third(), yes: true }, captureIo())).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    await expect(runRemove(name, { ...third(), yes: true }, captureIo())).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(message),
+    });
     expect(await keys()).toEqual(['ok.tar.gz', 'sub/x.tar.gz']);
     await expect(s3.client.send(new GetObjectCommand({ Bucket: 'models', Key: 'endpoint-c/' }))).resolves.toBeDefined();
   });
@@ -235,7 +244,7 @@ describe('one TargetModel name rule for push, list and remove (s3rver)', () => {
   });
 
   it('refuses to push under a name that list would mark', async () => {
-    await expect(runPush(repository(), { ...third(), name: '..' }, captureIo())).rejects.toMatchObject({ exitCode: 2 });
+    await expect(runPush(repository(), { ...third(), name: '..' }, captureIo())).rejects.toMatchObject({ code: 'USAGE' });
     expect(await keys()).toEqual(['ok.tar.gz', 'sub/x.tar.gz']);
   });
 });

@@ -121,3 +121,18 @@ export async function startLocalS3(buckets: string[]): Promise<LocalS3> {
     },
   };
 }
+
+/**
+ * Starts s3rver with `buckets` before the suite (with its credentials in the environment, where the SDK's default
+ * chain finds them) and closes it after; the returned getter gives the running server.
+ */
+export function useLocalS3(buckets: string[]): () => LocalS3 {
+  let s3: LocalS3 | undefined;
+  beforeAll(async () => {
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+    s3 = await startLocalS3(buckets);
+  });
+  afterAll(() => s3?.close());
+  return () => s3!;
+}

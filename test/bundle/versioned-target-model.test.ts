@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { packRepository } from '../../lib/archive/pack-repository';
+import { packRepository } from '../../lib/bundle/pack-repository';
 import { checkVersionedUpload, versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { isMmeError } from '../../lib/errors';
 

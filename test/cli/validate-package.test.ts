@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packRepository } from '../../lib/archive/pack-repository';
+import { packRepository } from '../../lib/bundle/pack-repository';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
 import { runCli } from './run-cli';
 import { FLOAT, onnxModel } from '../model-files/onnx-writer';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packRepository } from '../../lib/archive/pack-repository';
+import { packRepository } from '../../lib/bundle/pack-repository';
 import { validateRepository } from '../../lib/repository/validate';
 import { EXAMPLES_DIR } from './example-repositories';
 

@@ -21,7 +21,8 @@ export function checkDynamicBatching(model: LoadedModel, r: Reporter) {
     const level = db.default_priority_level ?? 0n;
     if (level < 1n || level > levels) {
       const field = db.default_priority_level !== undefined ? 'default_priority_level' : 'priority_levels';
-      r.error('default-priority-level-range', db, field, `default priority level must be in range [1, ${levels}] for ${tritonName(model)}.`);
+      r.error('default-priority-level-range', db, field, `default priority level must be in range [1, ${levels}] ` +
+        `for ${tritonName(model)}.`);
     }
   }
   const policies = db.priority_queue_policy ?? {};

@@ -44,7 +44,8 @@ export function checkMissingConfig(model: LoadedModel, r: Reporter) {
   // A config.pbtxt one level too deep is never read: Triton reads <model>/config.pbtxt only.
   const misplaced = model.versionDirs.find((v) => model.files.stat(join(model.dir, v.dirName, CONFIG_FILE))?.kind === 'file');
   const hint = misplaced
-    ? ` ${relPath(model.relDir, misplaced.dirName, CONFIG_FILE)} is in the version directory, where Triton does not look: move it to ${relPath(model.relDir, CONFIG_FILE)}.`
+    ? ` ${relPath(model.relDir, misplaced.dirName, CONFIG_FILE)} is in the version directory, where Triton does ` +
+      `not look: move it to ${relPath(model.relDir, CONFIG_FILE)}.`
     : model.relDir === '' && model.versionDirs.length > 0
       ? ` (The path given is a model directory: ${model.versionDirs.map((v) => `${v.dirName}/`).join(', ')} are its version directories.)`
       : '';

@@ -1,5 +1,6 @@
-// packRepository: validate a repository with the SageMaker MME rules and stream it as the tar.gz an MME loads,
-// with a manifest (TargetModel, size, sha256, models, what was left out) that resolves when the stream ends.
+// packRepository, the bundling use case: validate a repository with the SageMaker MME rules, then stream it as the
+// tar.gz an MME loads, with a manifest (TargetModel, size, sha256, models, what was left out) that resolves when the
+// stream ends. It joins the repository rules and the archive format; neither knows the other.
 
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
@@ -7,8 +8,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { hasErrors, sortDiagnostics } from '../diagnostics';
 import { defaultTargetModel } from '../repository/mme-rules';
 import { ModelSummary, validateRepository, ValidationReport } from '../repository/validate';
-import { collectEntries } from './collect';
-import { createTarGzStream } from './tar-gz';
+import { collectEntries } from '../archive/collect';
+import { createTarGzStream } from '../archive/tar-gz';
 
 export interface PackOptions {
   /**
@@ -107,4 +108,11 @@ export async function packRepository(path: string, options: PackOptions = {}): P
   tarGz.pipe(stream);
   tarGz.once('error', (err) => stream.destroy(err));
   return { ok: true, report, targetModel, stream, manifest };
+}
+
+/** The model SageMaker serves from an archive of these models: the one ensemble, or the only model. */
+export function servedModel(models: readonly ModelSummary[]): ModelSummary | undefined {
+  const ensembles = models.filter((m) => m.platform === 'ensemble' || m.config?.platform === 'ensemble');
+  if (ensembles.length === 1) return ensembles[0];
+  return models.length === 1 ? models[0] : undefined;
 }

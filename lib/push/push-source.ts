@@ -1,0 +1,119 @@
+// What `pushTargetModel` uploads: a TargetModel archive as it is (checked to be gzip), or a repository directory
+// validated with the MME rules and packed on the fly. Nothing is read from the archive until the upload starts.
+
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Readable } from 'node:stream';
+import { packRepository, servedModel } from '../bundle/pack-repository';
+import { versionedTargetModelOf } from '../bundle/versioned-target-model';
+import type { ModelConfig } from '../config/model-config-schema';
+import { MmeError } from '../errors';
+import { defaultTargetModel, targetModelProblems } from '../repository/mme-rules';
+import type { ValidationReport } from '../repository/validate';
+
+export interface PushSource {
+  readonly kind: 'archive' | 'directory';
+  readonly targetModel: string;
+  /** Opens the bytes; an archive is opened only once the upload may start. */
+  readonly open: () => Readable;
+  /** Abandons the source when nothing (more) will be read (stops the packer's workers). */
+  readonly close: () => void;
+  /** The byte count, when known before the upload (an archive). */
+  readonly size?: number;
+  /** The config of the model SageMaker serves, when known (a directory): for an invoke example. */
+  readonly config?: ModelConfig;
+  /** With `versioned`: the archive the name was computed from, which the upload must match. */
+  readonly versioned?: { readonly sha256: string; readonly size: number };
+}
+
+export interface SourceOptions {
+  /** The TargetModel name. @default - the archive's file name, or `<directory>.tar.gz` */
+  readonly name?: string;
+  /** gzip level 0–9 when packing a directory. @default 6 */
+  readonly level?: number;
+  /** Name the TargetModel `<name>-<sha256:12>.tar.gz` (bundle/target-model-name.ts). @default false */
+  readonly versioned?: boolean;
+}
+
+/**
+ * Checks the source and its TargetModel name. Returns the validation report instead of a source when a directory
+ * has errors; throws `MmeError` (`NOT_FOUND`, `USAGE`) for a path or a name that cannot be pushed.
+ */
+export async function openPushSource(
+  path: string,
+  shown: string,
+  options: SourceOptions,
+): Promise<PushSource | { readonly report: ValidationReport }> {
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(path)).isDirectory();
+  } catch {
+    throw new MmeError('NOT_FOUND', `${shown} does not exist; give a TargetModel archive (.tar.gz) or a model repository directory.`);
+  }
+  const targetModel = options.name ?? (isDirectory ? defaultTargetModel(path.replace(/[\\/]+$/, '') || path) : basename(path));
+  const problem = targetModelProblems(targetModel);
+  if (problem) throw new MmeError('USAGE', `${problem}${options.name ? '' : ' Choose a name with --name.'}`);
+  const source = isDirectory ? await packedDirectory(path, targetModel, options.level) : await archiveFile(path, shown, targetModel);
+  return options.versioned && !('report' in source) ? versionedSource(source, path, targetModel, options.level) : source;
+}
+
+/**
+ * `source` under its versioned name: a first pass through the deterministic packer (or over the archive file) gives
+ * the hash before the upload picks its key (bundle/versioned-target-model.ts says what that costs).
+ */
+async function versionedSource(source: PushSource, path: string, name: string, level: number | undefined): Promise<PushSource> {
+  const named = await versionedTargetModelOf(path, { name, ...(level !== undefined ? { level } : {}) });
+  if (!named.ok) return source; // cannot happen: the same directory just validated
+  return { ...source, targetModel: named.targetModel, versioned: { sha256: named.sha256, size: named.size } };
+}
+
+async function archiveFile(path: string, shown: string, targetModel: string): Promise<PushSource> {
+  const { size } = await stat(path);
+  await checkGzip(path, shown);
+  let stream: Readable | undefined;
+  return {
+    kind: 'archive',
+    targetModel,
+    open: () => (stream = createReadStream(path, { highWaterMark: 1 << 20 })),
+    close: () => stream?.destroy(),
+    size,
+  };
+}
+
+async function packedDirectory(
+  path: string,
+  targetModel: string,
+  level: number | undefined,
+): Promise<PushSource | { report: ValidationReport }> {
+  const packed = await packRepository(path, { name: targetModel, ...(level !== undefined ? { level } : {}) });
+  if (!packed.ok) return { report: packed.report };
+  // The manifest rejects when the stream fails; the upload reports that failure, so this one is only observed.
+  packed.manifest.catch(() => undefined);
+  const config = servedModel(packed.report.models)?.config;
+  const stream = packed.stream;
+  return {
+    kind: 'directory',
+    targetModel: packed.targetModel,
+    open: () => stream,
+    close: () => stream.destroy(),
+    ...(config ? { config } : {}),
+  };
+}
+
+async function checkGzip(path: string, shown: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    const magic = Buffer.alloc(2);
+    const { bytesRead } = await handle.read(magic, 0, 2, 0);
+    if (bytesRead < 2 || magic[0] !== 0x1f || magic[1] !== 0x8b) {
+      throw new MmeError(
+        'USAGE',
+        `${shown} is not gzip-compressed; SageMaker extracts every TargetModel as a .tar.gz. Push the repository ` +
+          'directory instead, or make the archive with `mme-deploy package`.',
+      );
+    }
+  } finally {
+    await handle.close();
+  }
+}
