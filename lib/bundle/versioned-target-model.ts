@@ -80,15 +80,10 @@ async function packedDigest(path: string, name: string, options: VersionedNameOp
 async function fileDigest(path: string, signal: AbortSignal | undefined): Promise<Digest> {
   const hash = createHash('sha256');
   let size = 0;
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done();
-    },
-  });
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
-  await (signal ? pipeline(file, sink, { signal }) : pipeline(file, sink));
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...(signal ? { signal } : {}) }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+  }
   return { ok: true, sha256: hash.digest('hex'), size };
 }
 
