@@ -24,6 +24,8 @@ export interface PushOptions extends ModelLocationCommandOptions {
   readonly signal?: AbortSignal;
   /** Multipart part size in bytes (tests use S3's 5 MiB minimum). */
   readonly partSize?: number;
+  /** Name the TargetModel `<name>-<sha256:12>.tar.gz`, as the CDK ModelArchive does. */
+  readonly versioned?: boolean;
 }
 
 export async function runPush(given: string, options: PushOptions, io: CliIo): Promise<number> {
@@ -56,6 +58,7 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
       ...(level !== undefined ? { level } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.partSize ? { partSize: options.partSize } : {}),
+      ...(options.versioned ? { versioned: true } : {}),
     });
   } finally {
     progress?.stop();
@@ -64,6 +67,12 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
     if (options.json) io.stdout(toJson({ ok: false, validation: reportToJson(result.report) }));
     else io.stderr(`${formatReport(result.report, given)}Nothing was uploaded: fix the errors above first.\n`);
     return ExitCode.Failure;
+  }
+  if (result.unchanged) {
+    const { targetModel, url, size, sha256 } = result;
+    if (options.json) io.stdout(toJson({ targetModel, url, size, sha256, unchanged: true }));
+    else io.stdout(`${targetModel} is already at ${url} (same content); nothing was uploaded.\n`);
+    return ExitCode.Ok;
   }
   const { upload, targetModel } = result;
   const seconds = (Date.now() - started) / 1000;

@@ -4,7 +4,16 @@
 
 import { createS3Client } from '../aws/aws-clients';
 import { LocationOptions, ResolvedEndpoint, resolveModelLocation } from '../aws/endpoint';
-import { cachedCopyNote, headTargetModel, ROLLOUT_ADVICE, StoredModel, uploadTargetModel, UploadResult } from '../aws/model-store';
+import {
+  cachedCopyNote,
+  deleteTargetModel,
+  headTargetModel,
+  ROLLOUT_ADVICE,
+  StoredModel,
+  uploadTargetModel,
+  UploadResult,
+} from '../aws/model-store';
+import { checkVersionedUpload } from '../bundle/versioned-target-model';
 import { s3Url } from '../aws/s3-location';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MmeError } from '../errors';
@@ -33,6 +42,11 @@ export interface PushTargetModelOptions {
   readonly onProgress?: (uploaded: number, total: number | undefined) => void;
   /** Multipart part size in bytes. @default 16 MiB (S3's minimum is 5 MiB) */
   readonly partSize?: number;
+  /**
+   * Name the TargetModel by its content, `<name>-<sha256:12>.tar.gz` (the CDK ModelArchive's rule); the same content
+   * already there is not uploaded again. Excludes `force`. @default false
+   */
+  readonly versioned?: boolean;
 }
 
 export interface PushStart {
@@ -48,8 +62,22 @@ export interface PushStart {
 export type PushResult =
   /** The directory has errors: nothing was uploaded. */
   | { readonly ok: false; readonly report: ValidationReport }
+  /** `versioned`, and the same content is already there under its name: nothing was uploaded. */
   | {
       readonly ok: true;
+      readonly unchanged: true;
+      readonly kind: PushSource['kind'];
+      readonly targetModel: string;
+      readonly url: string;
+      readonly size: number;
+      readonly sha256: string;
+      readonly replaced: false;
+      readonly endpoint?: ResolvedEndpoint;
+      readonly config?: ModelConfig;
+    }
+  | {
+      readonly ok: true;
+      readonly unchanged?: false;
       readonly kind: PushSource['kind'];
       readonly targetModel: string;
       readonly upload: UploadResult;
@@ -68,9 +96,16 @@ export type PushResult =
  */
 export async function pushTargetModel(options: PushTargetModelOptions): Promise<PushResult> {
   const { location: where, signal } = options;
+  if (options.versioned && options.force) {
+    throw new MmeError(
+      'USAGE',
+      '--versioned and --force exclude each other: a versioned TargetModel is never replaced, its name follows its content.',
+    );
+  }
   const source = await openPushSource(options.source, options.shown ?? options.source, {
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.level !== undefined ? { level: options.level } : {}),
+    ...(options.versioned ? { versioned: true } : {}),
   });
   if ('report' in source) return { ok: false, report: source.report };
   const s3 = await createS3Client(where);
@@ -80,6 +115,13 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
     const context = { ...(where.profile ? { profile: where.profile } : {}), ...(where.region ? { region: where.region } : {}) };
     const url = s3Url(location, source.targetModel);
     const existing = await headTargetModel(s3, location, source.targetModel, context);
+    if (existing && source.versioned && existing.size === source.versioned.size) {
+      // The name holds the content hash: the same name and size is the same archive, already there.
+      const { sha256, size } = source.versioned;
+      const { kind, targetModel, config } = source;
+      const known = { ...(endpoint ? { endpoint } : {}), ...(config ? { config } : {}) };
+      return { ok: true, unchanged: true, kind, targetModel, url, size, sha256, replaced: false, ...known };
+    }
     if (existing && !options.force) {
       const when = existing.lastModified ? `, last modified ${existing.lastModified.toISOString()}` : '';
       throw new MmeError(
@@ -109,6 +151,7 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
       ...(options.partSize ? { partSize: options.partSize } : {}),
       ...context,
     });
+    if (source.versioned) await checkVersioned(source, upload.sha256, () => deleteTargetModel(s3, location, source.targetModel, context));
     return {
       ok: true,
       kind: source.kind,
@@ -121,6 +164,16 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
   } finally {
     s3.destroy();
     source.close();
+  }
+}
+
+/** The uploaded bytes must be the ones the versioned name was computed from; otherwise the upload is removed again. */
+async function checkVersioned(source: PushSource, uploaded: string, remove: () => Promise<void>): Promise<void> {
+  try {
+    checkVersionedUpload({ targetModel: source.targetModel, sha256: source.versioned!.sha256 }, uploaded);
+  } catch (err) {
+    await remove();
+    throw new MmeError('INVALID', `${(err as Error).message} The upload was removed again.`);
   }
 }
 
