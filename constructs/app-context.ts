@@ -3,6 +3,7 @@
 
 import type { Node } from 'constructs';
 import { DEFAULT_TRITON_VERSION } from '../lib/catalog/triton-images';
+import { InstanceType } from './instance-type';
 import { TritonImage } from './triton-image';
 import type { TritonMmeStackProps } from './triton-mme-stack';
 
@@ -141,7 +142,7 @@ export function readAppContext(node: Node): AppSettings {
         : settings.ecrRepository
           ? TritonImage.fromEcrRepositoryName(settings.ecrRepository, settings.imageTag)
           : TritonImage.fromSageMakerDlc(settings.tritonVersion),
-      instanceType: settings.instanceType,
+      instanceType: settings.instanceType === undefined ? undefined : InstanceType.of(settings.instanceType),
       initialInstanceCount: settings.initialInstanceCount,
       minCapacity: settings.minCapacity,
       maxCapacity: settings.maxCapacity,

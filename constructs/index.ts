@@ -2,9 +2,13 @@
 
 export * from './triton-image';
 export * from './triton-environment';
+export * from './instance-type';
+export * from './endpoint-deployment';
 export * from './triton-multi-model-endpoint';
+export * from './scaling-guard';
 export * from './scalable-instance-count';
 export * from './multi-model-endpoint-dashboard';
+export * from './archive-retention';
 export * from './model-archive';
 export * from './triton-mme-stack';
 export { APP_CONTEXT_KEYS, readAppContext } from './app-context';

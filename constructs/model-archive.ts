@@ -1,15 +1,31 @@
 // ModelArchive: validates and packs local Triton model repositories at synth time (cached by their content hash)
-// and deploys them as `<prefix><name>.tar.gz`, so `cdk deploy` ships the models with the endpoint.
+// and deploys them under content-named keys `<prefix><name>-<hash>.tar.gz` (lib/bundle/target-model-name.ts), so
+// `cdk deploy` ships changed models under new TargetModels and never overwrites one an instance may have cached.
+// Previous versions are kept by a retention (a number of versions or a time) and never the live one deleted.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { Annotations, AssetHashType, BundlingOutput, DockerImage, FileSystem, Size, Validations } from 'aws-cdk-lib';
+import {
+  Annotations,
+  AssetHashType,
+  AssetStaging,
+  BundlingOutput,
+  CfnOutput,
+  CustomResource,
+  DockerImage,
+  FileSystem,
+  Size,
+  Validations,
+} from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
+import { archiveBaseName, versionedKeyPattern, versionedTargetModel } from '../lib/bundle/target-model-name';
 import type { Diagnostic } from '../lib/diagnostics';
+import { ArchiveRetention } from './archive-retention';
+import { handlerProvider } from './handler-provider';
 import type { WorkerResult } from './model-archive-worker';
 import { nagText } from './nag-finding';
 import { projectPath } from './project-path';
@@ -19,7 +35,7 @@ export interface ModelRepositorySource {
   /** The repository directory (its subdirectories are models; one ensemble when there are several). */
   readonly path: string;
   /**
-   * The archive name: the object is `<prefix><name>.tar.gz` and invocations use TargetModel `<name>.tar.gz`.
+   * The archive name: the object is `<prefix><name>-<hash>.tar.gz`, whose key below the prefix is the TargetModel.
    * @default - the directory's name
    */
   readonly name?: string;
@@ -51,20 +67,36 @@ export interface ModelArchiveProps {
    * @default Size.gibibytes(10)
    */
   readonly ephemeralStorageSize?: Size;
+  /**
+   * Which previous versions of each archive stay in the bucket after a deployment, for clients still invoking them.
+   * The live version (and any newer one pushed by hand) is never deleted.
+   * @default ArchiveRetention.versions(3)
+   */
+  readonly retention?: ArchiveRetention;
+  /**
+   * A stack output (`<id>TargetModels`) listing the TargetModels, comma-separated.
+   * @default true
+   */
+  readonly output?: boolean;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /**
- * Model archives built from local repositories at synth and copied under the endpoint's prefix on deploy. Other
- * objects under the prefix are left alone (no pruning), so archives pushed with the CLI survive a deploy.
+ * Model archives built from local repositories at synth and copied under the endpoint's prefix on deploy, each under
+ * a name that holds its content hash. Other objects under the prefix are left alone (no pruning), so archives pushed
+ * with the CLI survive a deploy; previous versions of these archives go as `retention` says.
  */
 export class ModelArchive extends Construct {
-  /** The TargetModel names of the archives, `<name>.tar.gz`. */
+  /** The TargetModels of the archives, `<name>-<hash>.tar.gz`, in the order of `repositories`. */
   public readonly targetModels: string[];
   /** The S3 keys of the archives. */
   public readonly objectKeys: string[];
+  /** The upload of the archives. */
   public readonly deployment: s3deploy.BucketDeployment;
+  /** The custom resource deleting versions the retention no longer keeps (none with `ArchiveRetention.all()`). */
+  public readonly retention?: CustomResource;
+  private readonly byName = new Map<string, string>();
 
   constructor(scope: Construct, id: string, props: ModelArchiveProps) {
     super(scope, id);
@@ -82,14 +114,13 @@ export class ModelArchive extends Construct {
       seen.add(name);
       return { path, name };
     });
-    if (props.compressionLevel !== undefined && !(Number.isInteger(props.compressionLevel) && props.compressionLevel >= 0 && props.compressionLevel <= 9)) {
+    const level = props.compressionLevel;
+    if (level !== undefined && !(Number.isInteger(level) && level >= 0 && level <= 9)) {
       errors.push(`compressionLevel must be a whole number from 0 to 9, got ${props.compressionLevel}.`);
     }
     if (prefix !== '' && !prefix.endsWith('/')) errors.push(`prefix '${prefix}' must end with '/'.`);
+    errors.push(...(props.retention?._problems() ?? []));
     if (errors.length > 0) throw new Error(`Invalid ModelArchive props (${this.node.path}):\n${errors.map((e) => `  - ${e}`).join('\n')}`);
-
-    this.targetModels = entries.map((e) => `${e.name}.tar.gz`);
-    this.objectKeys = this.targetModels.map((t) => `${prefix}${t}`);
 
     const failures: string[] = [];
     let assets: s3assets.Asset[];
@@ -109,15 +140,18 @@ export class ModelArchive extends Construct {
               outputType: BundlingOutput.NOT_ARCHIVED,
               local: {
                 tryBundle: (outputDir) => {
-                  const result = packInChildProcess(path, join(outputDir, `${name}.tar.gz`), `${name}.tar.gz`, props.compressionLevel);
+                  const packed = join(outputDir, `${name}.tar.gz`);
+                  const result = packInChildProcess(path, packed, `${name}.tar.gz`, props.compressionLevel);
                   for (const d of result.diagnostics.filter((d) => d.severity !== 'error')) {
                     Annotations.of(this).addWarningV2(`mme-deploy:${d.code}`, formatDiagnostic(d, path));
                   }
                   if (!result.ok) {
                     const errors = result.diagnostics.filter((d) => d.severity === 'error');
-                    failures.push(`model repository '${path}' is invalid:\n${errors.map((d) => `  ${formatDiagnostic(d, path)}`).join('\n')}`);
+                    const lines = errors.map((d) => `  ${formatDiagnostic(d, path)}`).join('\n');
+                    failures.push(`model repository '${path}' is invalid:\n${lines}`);
                     throw new Error(failures[failures.length - 1]);
                   }
+                  renameSync(packed, join(outputDir, versionedTargetModel(name, result.sha256)));
                   return true;
                 },
               },
@@ -129,6 +163,11 @@ export class ModelArchive extends Construct {
       if (failures.length > 0) throw new Error(`ModelArchive ${this.node.path}: ${failures.join('\n')}`);
       throw err;
     }
+    // The staged directory holds the one archive, named by the library's rule when it was packed (now or in an
+    // earlier synth whose staged copy is reused).
+    this.targetModels = assets.map((asset, i) => stagedTargetModel(asset, entries[i]!.name));
+    this.objectKeys = this.targetModels.map((t) => `${prefix}${t}`);
+    entries.forEach((e, i) => this.byName.set(e.name, this.targetModels[i]!));
 
     this.deployment = new s3deploy.BucketDeployment(this, 'Deployment', {
       sources: assets.map((asset) => s3deploy.Source.bucket(asset.bucket, asset.s3ObjectKey)),
@@ -139,7 +178,51 @@ export class ModelArchive extends Construct {
       memoryLimit: props.memoryLimit ?? 1024,
       ephemeralStorageSize: props.ephemeralStorageSize ?? Size.gibibytes(10),
     });
-    this.acknowledgeUploadFunction(props.bucket, assets[0]);
+    this.acknowledgeUploadFunction(props.bucket, assets[0]!);
+    const retention = props.retention ?? ArchiveRetention.versions(3);
+    if (!retention._keepsAll) this.retention = this.pruneOldVersions(props.bucket, prefix, entries.map((e) => e.name), retention);
+    if (props.output ?? true) {
+      new CfnOutput(this, 'TargetModels', { value: this.targetModels.join(','), description: 'TargetModel names to invoke' });
+    }
+  }
+
+  /** The TargetModel of the archive named `name` (the directory name unless the source named it). */
+  public targetModelOf(name: string): string {
+    const found = this.byName.get(archiveBaseName(name));
+    if (!found) throw new Error(`${this.node.path} has no archive named '${name}'; it has ${[...this.byName.keys()].join(', ')}.`);
+    return found;
+  }
+
+  /** After each upload: delete the versions of these archives the retention no longer keeps. */
+  private pruneOldVersions(bucket: s3.IBucket, prefix: string, names: string[], retention: ArchiveRetention): CustomResource {
+    const provider = handlerProvider(this, {
+      resourceType: ARCHIVE_RETENTION_TYPE,
+      handler: 'archive-retention',
+      description: 'mme-deploy: deletes model archive versions the retention no longer keeps',
+      statements: [],
+    });
+    provider.addToRolePolicy({
+      Effect: 'Allow',
+      Action: ['s3:ListBucket'],
+      Resource: bucket.bucketArn,
+      Condition: { StringLike: { 's3:prefix': [`${prefix}*`] } },
+    });
+    provider.addToRolePolicy({ Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: bucket.arnForObjects(`${prefix}*`) });
+    const resource = new CustomResource(this, 'Retention', {
+      serviceToken: provider.serviceToken,
+      resourceType: ARCHIVE_RETENTION_TYPE,
+      properties: {
+        Bucket: bucket.bucketName,
+        Archives: names.map((name) => ({
+          Prefix: `${prefix}${name}-`,
+          Pattern: versionedKeyPattern(prefix, name),
+          Live: this.objectKeys[names.indexOf(name)],
+        })),
+        ...retention._properties(),
+      },
+    });
+    resource.node.addDependency(this.deployment);
+    return resource;
   }
 
   /**
@@ -156,29 +239,41 @@ export class ModelArchive extends Construct {
       'copy the staged archives; the grants are limited to the CDK asset bucket and the model bucket.';
     Validations.of(handler).acknowledge(
       ...[...wildcardActions, ...kmsActions].map((action) => ({
-        id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`,
+        id: `AwsSolutions-IAM5[Action::${action}]`,
         reason: actionReason,
       })),
       {
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagText(this, asset.bucket.arnForObjects('*'))}]`,
+        id: `AwsSolutions-IAM5[Resource::${nagText(this, asset.bucket.arnForObjects('*'))}]`,
         reason: 'The handler reads the staged archives, whose keys are content hashes chosen at deploy time, from the CDK asset bucket.',
       },
       {
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagText(this, bucket.arnForObjects('*'))}]`,
+        id: `AwsSolutions-IAM5[Resource::${nagText(this, bucket.arnForObjects('*'))}]`,
         reason:
           'aws-cdk-lib scopes the handler to the destination bucket\'s objects; it writes only under the model prefix ' +
           '(destinationKeyPrefix) and never prunes.',
       },
       {
-        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         reason: 'The managed policy only lets the upload function write its own CloudWatch Logs.',
       },
       {
-        id: 'AwsSolutions::AwsSolutions-L1',
+        id: 'AwsSolutions-L1',
         reason: 'The runtime of the BucketDeployment handler is pinned by aws-cdk-lib and moves with library upgrades.',
       },
     );
   }
+}
+
+const ARCHIVE_RETENTION_TYPE = 'Custom::MmeDeployArchiveRetention';
+
+/** The archive file in `asset`'s staged directory: its name is the TargetModel. */
+function stagedTargetModel(asset: s3assets.Asset, name: string): string {
+  const staging = asset.node.findChild('Stage') as AssetStaging;
+  const files = existsSync(staging.absoluteStagedPath) ? readdirSync(staging.absoluteStagedPath) : [];
+  const pattern = new RegExp(versionedKeyPattern('', name));
+  const archive = files.find((f) => pattern.test(f));
+  if (!archive) throw new Error(`The staged asset of archive '${name}' (${staging.absoluteStagedPath}) holds no ${name}-<hash>.tar.gz.`);
+  return archive;
 }
 
 /** `file:line:column: severity message [code]`, the file relative to the repository when inside it. */

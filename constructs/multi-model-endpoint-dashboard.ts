@@ -1,12 +1,12 @@
 // A CloudWatch dashboard and alarms for a GPU multi-model endpoint: GPU, memory and disk, loaded models and cache
 // hits, model load/download/wait times, latency percentiles, errors.
 
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Names } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { IMultiModelEndpoint } from './triton-multi-model-endpoint';
+import type { IMultiModelEndpoint } from './multi-model-endpoint-base';
 
 /** Properties of a MultiModelEndpointDashboard. */
 export interface MultiModelEndpointDashboardProps {
@@ -46,12 +46,20 @@ export interface MultiModelEndpointDashboardProps {
   readonly period?: Duration;
 }
 
-/** A dashboard of a multi-model endpoint's metrics and four alarms (5XX, GPU memory, disk, model-load wait). */
+/**
+ * A dashboard of a multi-model endpoint's metrics and four alarms (5XX, GPU memory, disk, model-load wait). The alarms
+ * have names derived from the construct path, so an endpoint can name them as deployment rollback alarms without
+ * depending on them.
+ */
 export class MultiModelEndpointDashboard extends Construct {
   public readonly dashboard: cloudwatch.Dashboard;
+  /** 5XX errors in a period. */
   public readonly invocation5XXErrorsAlarm: cloudwatch.Alarm;
+  /** GPU memory nearly full. */
   public readonly gpuMemoryUtilizationAlarm: cloudwatch.Alarm;
+  /** Disk (the model cache) nearly full. */
   public readonly diskUtilizationAlarm: cloudwatch.Alarm;
+  /** Invocations waiting long for their models to load. */
   public readonly modelLoadingWaitTimeAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: MultiModelEndpointDashboardProps) {
@@ -77,6 +85,7 @@ export class MultiModelEndpointDashboard extends Construct {
 
     const o = { period };
     this.invocation5XXErrorsAlarm = new cloudwatch.Alarm(this, 'Invocation5XXErrors', {
+      alarmName: this.alarmName('Invocation5XXErrors'),
       alarmDescription: `${errors5xx} or more 5XX errors in ${period.toHumanString()}: the container failed requests.`,
       metric: ep.metricInvocation5XXErrors(o),
       threshold: errors5xx,
@@ -85,6 +94,7 @@ export class MultiModelEndpointDashboard extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.gpuMemoryUtilizationAlarm = new cloudwatch.Alarm(this, 'GpuMemoryUtilization', {
+      alarmName: this.alarmName('GpuMemoryUtilization'),
       alarmDescription: `GPU memory above ${gpuMemory} %: new model loads will fail (HTTP 507) and evict others.`,
       metric: ep.metricGpuMemoryUtilization(o),
       threshold: gpuMemory,
@@ -93,6 +103,7 @@ export class MultiModelEndpointDashboard extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.diskUtilizationAlarm = new cloudwatch.Alarm(this, 'DiskUtilization', {
+      alarmName: this.alarmName('DiskUtilization'),
       alarmDescription: `Disk above ${disk} %: the model cache is full and archives are evicted and downloaded again.`,
       metric: ep.metricDiskUtilization(o),
       threshold: disk,
@@ -102,6 +113,7 @@ export class MultiModelEndpointDashboard extends Construct {
     });
     // ModelLoadingWaitTime is reported in microseconds.
     this.modelLoadingWaitTimeAlarm = new cloudwatch.Alarm(this, 'ModelLoadingWaitTime', {
+      alarmName: this.alarmName('ModelLoadingWaitTime'),
       alarmDescription: `p90 of the wait for model loads above ${wait.toHumanString()}: cold starts hurt latency.`,
       metric: ep.metricModelLoadingWaitTime({ ...o, statistic: 'p90' }),
       threshold: wait.toMilliseconds() * 1000,
@@ -121,15 +133,13 @@ export class MultiModelEndpointDashboard extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
-        title: 'GPU, memory and disk (%)',
-        left: [
-          ep.metricGpuUtilization(o),
-          ep.metricGpuMemoryUtilization(o),
-          ep.metricCpuUtilization(o),
-          ep.metricMemoryUtilization(o),
-          ep.metricDiskUtilization(o),
-        ],
+        title: 'GPU, memory and disk (%), CPU (% of one vCPU)',
+        left: [ep.metricGpuUtilization(o), ep.metricGpuMemoryUtilization(o), ep.metricMemoryUtilization(o), ep.metricDiskUtilization(o)],
+        leftYAxis: { min: 0, max: 100, label: '%', showUnits: false },
         leftAnnotations: [{ value: gpuMemory, label: 'GPU memory alarm' }],
+        // CPUUtilization is a percentage of one vCPU, so it reaches 100 × vCPUs: its own axis keeps the others readable.
+        right: [ep.metricCpuUtilization(o)],
+        rightYAxis: { min: 0, max: cpuMax(ep), label: 'CPU % (100 per vCPU)', showUnits: false },
         width: 12,
       }),
       new cloudwatch.GraphWidget({
@@ -167,6 +177,22 @@ export class MultiModelEndpointDashboard extends Construct {
     );
   }
 
+  /**
+   * The alarms that should roll a deployment back: 5XX errors and model-load waits, failures an update can cause. GPU
+   * memory and disk are left out: an MME fills both by design as it caches models.
+   */
+  public get deploymentAlarms(): cloudwatch.Alarm[] {
+    return [this.invocation5XXErrorsAlarm, this.modelLoadingWaitTimeAlarm];
+  }
+
+  /**
+   * The names of `deploymentAlarms` as plain strings. An alarm's `alarmName` is a reference to the alarm; an endpoint
+   * naming its own rollback alarms through it would depend on alarms that depend on the endpoint's name (a cycle).
+   */
+  public get deploymentAlarmNames(): string[] {
+    return [this.alarmName('Invocation5XXErrors'), this.alarmName('ModelLoadingWaitTime')];
+  }
+
   /** The four alarms. */
   public get alarms(): cloudwatch.Alarm[] {
     return [
@@ -176,4 +202,14 @@ export class MultiModelEndpointDashboard extends Construct {
       this.modelLoadingWaitTimeAlarm,
     ];
   }
+
+  private alarmName(suffix: string): string {
+    return `${Names.uniqueResourceName(this, { maxLength: 200, separator: '-' })}-${suffix}`;
+  }
+}
+
+/** The top of the CPU axis: 100 % per vCPU of the instance type, when the endpoint knows it. */
+function cpuMax(endpoint: IMultiModelEndpoint): number | undefined {
+  const vCpus = endpoint.instanceType?.hardware?.vCpus;
+  return vCpus ? 100 * vCpus : undefined;
 }

@@ -1,5 +1,11 @@
 // The text cdk-nag shows for a CloudFormation value in a finding id (`Resource::<Bucket.Arn>/models/*`), so the
 // constructs can acknowledge the findings they cause on purpose, with the reason, at the exact resource.
+//
+// The constructs acknowledge with the bare finding id (`AwsSolutions-IAM5[Resource::*]`), never the namespaced one
+// (`AwsSolutions::AwsSolutions-IAM5[...]`): cdk-nag matches a bare id against the acknowledging construct and its
+// children only, while aws-cdk-lib (2.269, core/lib/private/synthesis-validation.js, collectAcknowledgedRuleIds)
+// gathers namespaced ids from the whole app and suppresses that finding everywhere — it would hide the same
+// wildcard on any other role.
 
 import { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';

@@ -12,9 +12,11 @@ import {
   DEFAULT_TRITON_VERSION,
   TRITON_REPOSITORY,
   isTritonVersion,
+  listedTritonVersions,
   tritonImageRegions,
   tritonImageRegistry,
   tritonImageUri,
+  tritonVersionRegions,
 } from '../lib/catalog/triton-images';
 import { projectPath } from './project-path';
 
@@ -89,10 +91,17 @@ class SageMakerDlcImage extends TritonImage {
     }
     const stack = Stack.of(scope);
     const tag = `${this.version}-py3`;
+    if (!tritonVersionRegions(this.version)) {
+      Annotations.of(scope).addWarningV2(
+        'mme-deploy:unlisted-triton-version',
+        `The SageMaker SDK does not list Triton image ${this.version} (it lists ${listedTritonVersions().join(', ')}); the ` +
+          'deployment fails if the tag does not exist in the region. Check AWS\'s list of available images first.',
+      );
+    }
     let account: string;
     let imageUri: string;
     if (Token.isUnresolved(stack.region)) {
-      const mapping = regionMapping(stack);
+      const mapping = regionMapping(stack, this.version);
       account = mapping.findInMap(Aws.REGION, 'account');
       const suffix = mapping.findInMap(Aws.REGION, 'domainSuffix');
       imageUri = `${account}.dkr.ecr.${Aws.REGION}.${suffix}/${TRITON_REPOSITORY}:${tag}`;
@@ -112,13 +121,17 @@ class SageMakerDlcImage extends TritonImage {
   }
 }
 
-/** One mapping per stack: region → { account, domainSuffix }, every region of the catalog. */
-function regionMapping(stack: Stack): CfnMapping {
-  const id = 'TritonImageRegistryMap';
+/**
+ * One mapping per stack and version: region → { account, domainSuffix }, for the regions where the SDK lists the
+ * version (every region of the catalog for an unlisted one), so a deploy elsewhere fails before any resource changes.
+ */
+function regionMapping(stack: Stack, version: string): CfnMapping {
+  const regions = tritonVersionRegions(version);
+  const id = regions ? `TritonImageRegistryMap${version.replace('.', '')}` : 'TritonImageRegistryMap';
   const existing = stack.node.tryFindChild(id);
   if (existing) return existing as CfnMapping;
   const mapping: Record<string, Record<string, string>> = {};
-  for (const region of tritonImageRegions()) {
+  for (const region of regions ?? tritonImageRegions()) {
     const registry = tritonImageRegistry(region)!;
     mapping[region] = { account: registry.account, domainSuffix: registry.domainSuffix };
   }

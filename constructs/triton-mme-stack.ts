@@ -6,6 +6,9 @@ import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { ArchiveRetention } from './archive-retention';
+import { EndpointDeployment } from './endpoint-deployment';
+import { InstanceType } from './instance-type';
 import { ModelArchive, ModelRepositorySource } from './model-archive';
 import { MultiModelEndpointDashboard } from './multi-model-endpoint-dashboard';
 import { ScalableInstanceCount } from './scalable-instance-count';
@@ -14,37 +17,80 @@ import { TritonMultiModelEndpoint } from './triton-multi-model-endpoint';
 
 /** Properties of a TritonMmeStack. */
 export interface TritonMmeStackProps extends StackProps {
-  /** @default TritonImage.fromSageMakerDlc() */
+  /**
+   * The Triton container.
+   * @default TritonImage.fromSageMakerDlc()
+   */
   readonly image?: TritonImage;
-  /** @default 'ml.g4dn.xlarge' */
-  readonly instanceType?: string;
-  /** @default 1 */
+  /**
+   * The single-GPU instance type.
+   * @default InstanceType.G4DN_XLARGE
+   */
+  readonly instanceType?: InstanceType;
+  /**
+   * Instances at creation.
+   * @default 1
+   */
   readonly initialInstanceCount?: number;
-  /** @default 1 */
+  /**
+   * The fewest instances autoscaling keeps.
+   * @default 1
+   */
   readonly minCapacity?: number;
-  /** @default 5 */
+  /**
+   * The most instances autoscaling starts.
+   * @default 5
+   */
   readonly maxCapacity?: number;
   /**
    * Average GPU utilization (%) that autoscaling keeps the endpoint at.
    * @default 60
    */
   readonly gpuUtilizationTarget?: number;
-  /** An existing bucket for the model archives. @default - a new bucket (or modelBucketName) */
+  /**
+   * An existing bucket for the model archives.
+   * @default - a new bucket (or modelBucketName)
+   */
   readonly modelBucket?: s3.IBucket;
-  /** The name of an existing bucket for the model archives, imported in the stack. @default - a new bucket */
+  /**
+   * The name of an existing bucket for the model archives, imported in the stack.
+   * @default - a new bucket
+   */
   readonly modelBucketName?: string;
-  /** @default 'models/' */
+  /**
+   * The key prefix of the archives.
+   * @default 'models/'
+   */
   readonly modelPrefix?: string;
-  /** @default - generated */
+  /**
+   * The endpoint name.
+   * @default - generated
+   */
   readonly endpointName?: string;
+  /**
+   * How SageMaker rolls out endpoint updates; the dashboard's deployment alarms roll them back.
+   * @default - SageMaker's default (blue/green, all at once)
+   */
+  readonly deployment?: EndpointDeployment;
   /**
    * Model repositories to validate and pack at synth and upload on deploy.
    * @default - none: push archives with `mme-deploy push` instead
    */
   readonly modelRepositories?: Array<string | ModelRepositorySource>;
-  /** Topic for alarm notifications. @default - alarms without actions (or alarmTopicArn) */
+  /**
+   * Which previous versions of the packed archives stay in the bucket after a deployment.
+   * @default ArchiveRetention.versions(3)
+   */
+  readonly archiveRetention?: ArchiveRetention;
+  /**
+   * Topic for alarm notifications.
+   * @default - alarms without actions (or alarmTopicArn)
+   */
   readonly alarmTopic?: sns.ITopic;
-  /** The ARN of a topic for alarm notifications, imported in the stack. @default - alarms without actions */
+  /**
+   * The ARN of a topic for alarm notifications, imported in the stack.
+   * @default - alarms without actions
+   */
   readonly alarmTopicArn?: string;
 }
 
@@ -72,6 +118,7 @@ export class TritonMmeStack extends Stack {
       modelBucket,
       modelPrefix: props.modelPrefix,
       endpointName: props.endpointName,
+      deployment: props.deployment,
     });
     this.scaling = this.endpoint.autoScaleInstanceCount({
       minCapacity: props.minCapacity ?? 1,
@@ -88,6 +135,8 @@ export class TritonMmeStack extends Stack {
         repositories: props.modelRepositories,
         bucket: this.endpoint.bucket,
         prefix: this.endpoint.prefix,
+        retention: props.archiveRetention,
+        output: false,
       });
       new CfnOutput(this, 'TargetModels', {
         value: this.models.targetModels.join(','),

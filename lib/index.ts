@@ -27,3 +27,4 @@ export type { DrainOptions, ParserOptions } from './logs/endpoint-log-parser';
 export type { KnownFailure, LogEvent, LogEventKind, LogRecord } from './logs/log-event';
 export { failuresByModel } from './logs/failure-summary';
 export type { ModelFailures } from './logs/failure-summary';
+export { archiveBaseName, parseVersionedTargetModel, versionedKeyPattern, versionedTargetModel } from './bundle/target-model-name';

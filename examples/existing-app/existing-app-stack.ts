@@ -2,14 +2,14 @@
 // multi-model endpoint to them with mme-deploy's constructs. Everything external is imported by attributes, so the
 // app synthesizes offline (no Vpc.fromLookup).
 
-import { Duration, Stack, StackProps } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, StackProps } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-// In your own project: import { ... } from 'mme-deploy/dist/constructs';
-import { InferenceAmiVersion, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
+// In your own project: import { ... } from 'mme-deploy/constructs';
+import { InferenceAmiVersion, InstanceType, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
 
 /** What the existing infrastructure is; the defaults are placeholders for the example. */
 export interface ExistingAppStackProps extends StackProps {
@@ -40,7 +40,7 @@ export class ExistingAppStack extends Stack {
 
     this.endpoint = new TritonMultiModelEndpoint(this, 'Recommendations', {
       image: TritonImage.fromSageMakerDlc('24.09'),
-      instanceType: 'ml.g5.xlarge',
+      instanceType: InstanceType.G5_XLARGE,
       initialInstanceCount: 2,
       modelBucket: bucket,
       modelPrefix: 'recommendations/',
@@ -56,6 +56,14 @@ export class ExistingAppStack extends Stack {
     this.endpoint.addDashboard('Dashboard', { dashboardName: 'recommendations-mme' });
 
     this.endpoint.grantInvoke(iam.Role.fromRoleArn(this, 'Caller', props.callerRoleArn, { mutable: true }));
+
+    // Synth cannot see an imported VPC's routes, so it warns that private subnets need endpoints or NAT for S3, ECR
+    // and CloudWatch. Say why this VPC is fine, once (on the stack: aws-cdk-lib matches acknowledgments made on an
+    // ancestor of the construct that warns).
+    Annotations.of(this).acknowledgeWarning(
+      'mme-deploy:vpc-egress',
+      'The private subnets route through the shared NAT gateways of the network account.',
+    );
   }
 }
 

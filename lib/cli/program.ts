@@ -233,6 +233,11 @@ function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--name <target>', 'the TargetModel name (default: the archive\'s file name, or <directory>.tar.gz)')
     .option('--force', 'replace an existing TargetModel (instances keep serving their cached copy until it is evicted)')
     .option('--level <0-9>', 'gzip level when packing a directory (default: 6)')
+    .option(
+      '--versioned',
+      'name it <name>-<first 12 hex of the archive\'s SHA-256>.tar.gz, as the CDK ModelArchive does: a changed model never ' +
+        'replaces one instances have cached (a directory is packed twice)',
+    )
     .action(async (path: string, options: import('./push').PushOptions) => {
       const { runPush } = await import('./push');
       const notice = '\nCancelling: aborting the multipart upload so no parts are left behind (Ctrl-C again to quit at once)...\n';

@@ -28,6 +28,8 @@ export interface PushOptions extends ModelLocationCommandOptions {
   readonly onQuit?: (describe: () => string | undefined) => void;
   /** Multipart part size in bytes (tests use S3's 5 MiB minimum). */
   readonly partSize?: number;
+  /** Name the TargetModel `<name>-<sha256:12>.tar.gz`, as the CDK ModelArchive does. */
+  readonly versioned?: boolean;
 }
 
 export async function runPush(given: string, options: PushOptions, io: CliIo): Promise<number> {
@@ -64,6 +66,7 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.partSize ? { partSize: options.partSize } : {}),
       onMultipartUpload: (command) => (cleanup = command),
+      ...(options.versioned ? { versioned: true } : {}),
     });
   } catch (err) {
     throw withPathAsGiven(err, source, given);
@@ -74,6 +77,12 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
     if (options.json) io.stdout(toJson({ ok: false, validation: reportToJson(result.report) }));
     else io.stderr(`${formatReport(result.report, given)}Nothing was uploaded: fix the errors above first.\n`);
     return ExitCode.Failure;
+  }
+  if (result.unchanged) {
+    const { targetModel, url, size, sha256 } = result;
+    if (options.json) io.stdout(toJson({ targetModel, url, size, sha256, unchanged: true }));
+    else io.stdout(`${targetModel} is already at ${url} (same content); nothing was uploaded.\n`);
+    return ExitCode.Ok;
   }
   const { upload, targetModel } = result;
   const seconds = (Date.now() - started) / 1000;

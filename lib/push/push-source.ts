@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { readStreamedModelConfig } from '../aws/invoke-model-config';
 import { packRepository, servedModel } from '../bundle/pack-repository';
+import { versionedTargetModelOf } from '../bundle/versioned-target-model';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MmeError, unreadable } from '../errors';
 import { defaultTargetModel, targetModelProblems } from '../repository/mme-rules';
@@ -26,6 +27,8 @@ export interface PushSource {
    * read from the bytes uploaded (so it resolves once they are all read), undefined when it cannot be told.
    */
   readonly config: () => Promise<ModelConfig | undefined>;
+  /** With `versioned`: the archive the name was computed from, which the upload must match. */
+  readonly versioned?: { readonly sha256: string; readonly size: number };
 }
 
 export interface SourceOptions {
@@ -33,6 +36,8 @@ export interface SourceOptions {
   readonly name?: string;
   /** gzip level 0–9 when packing a directory. @default 6 */
   readonly level?: number;
+  /** Name the TargetModel `<name>-<sha256:12>.tar.gz` (bundle/target-model-name.ts). @default false */
+  readonly versioned?: boolean;
 }
 
 /**
@@ -54,7 +59,18 @@ export async function openPushSource(
   const targetModel = options.name ?? (isDirectory ? defaultTargetModel(path.replace(/[\\/]+$/, '') || path) : basename(path));
   const problem = targetModelProblems(targetModel);
   if (problem) throw new MmeError('USAGE', `${problem}${options.name ? '' : ' Choose a name with --name.'}`);
-  return isDirectory ? packedDirectory(path, targetModel, options.level) : archiveFile(path, shown, targetModel);
+  const source = isDirectory ? await packedDirectory(path, targetModel, options.level) : await archiveFile(path, shown, targetModel);
+  return options.versioned && !('report' in source) ? versionedSource(source, path, targetModel, options.level) : source;
+}
+
+/**
+ * `source` under its versioned name: a first pass through the deterministic packer (or over the archive file) gives
+ * the hash before the upload picks its key (bundle/versioned-target-model.ts says what that costs).
+ */
+async function versionedSource(source: PushSource, path: string, name: string, level: number | undefined): Promise<PushSource> {
+  const named = await versionedTargetModelOf(path, { name, ...(level !== undefined ? { level } : {}) });
+  if (!named.ok) return source; // cannot happen: the same directory just validated
+  return { ...source, targetModel: named.targetModel, versioned: { sha256: named.sha256, size: named.size } };
 }
 
 async function archiveFile(path: string, shown: string, targetModel: string): Promise<PushSource> {

@@ -4,7 +4,16 @@
 
 import { createS3Client } from '../aws/aws-clients';
 import { LocationOptions, ResolvedEndpoint, resolveModelLocation } from '../aws/endpoint';
-import { cachedCopyNote, headTargetModel, ROLLOUT_ADVICE, StoredModel, uploadTargetModel, UploadResult } from '../aws/model-store';
+import {
+  cachedCopyNote,
+  deleteTargetModel,
+  headTargetModel,
+  ROLLOUT_ADVICE,
+  StoredModel,
+  uploadTargetModel,
+  UploadResult,
+} from '../aws/model-store';
+import { checkVersionedUpload } from '../bundle/versioned-target-model';
 import { s3Url } from '../aws/s3-location';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MmeError } from '../errors';
@@ -35,6 +44,11 @@ export interface PushTargetModelOptions {
   readonly partSize?: number;
   /** Called once a multipart upload exists, with the command that aborts it (for a user who quits before the abort). */
   readonly onMultipartUpload?: (cleanupCommand: string) => void;
+  /**
+   * Name the TargetModel by its content, `<name>-<sha256:12>.tar.gz` (the CDK ModelArchive's rule); the same content
+   * already there is not uploaded again. Excludes `force`. @default false
+   */
+  readonly versioned?: boolean;
 }
 
 export interface PushStart {
@@ -50,8 +64,22 @@ export interface PushStart {
 export type PushResult =
   /** The directory has errors: nothing was uploaded. */
   | { readonly ok: false; readonly report: ValidationReport }
+  /** `versioned`, and the same content is already there under its name: nothing was uploaded. */
   | {
       readonly ok: true;
+      readonly unchanged: true;
+      readonly kind: PushSource['kind'];
+      readonly targetModel: string;
+      readonly url: string;
+      readonly size: number;
+      readonly sha256: string;
+      readonly replaced: false;
+      readonly endpoint?: ResolvedEndpoint;
+      readonly config?: ModelConfig;
+    }
+  | {
+      readonly ok: true;
+      readonly unchanged?: false;
       readonly kind: PushSource['kind'];
       readonly targetModel: string;
       readonly upload: UploadResult;
@@ -70,9 +98,16 @@ export type PushResult =
  */
 export async function pushTargetModel(options: PushTargetModelOptions): Promise<PushResult> {
   const { location: where, signal } = options;
+  if (options.versioned && options.force) {
+    throw new MmeError(
+      'USAGE',
+      '--versioned and --force exclude each other: a versioned TargetModel is never replaced, its name follows its content.',
+    );
+  }
   const source = await openPushSource(options.source, options.shown ?? options.source, {
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.level !== undefined ? { level: options.level } : {}),
+    ...(options.versioned ? { versioned: true } : {}),
   });
   if ('report' in source) return { ok: false, report: source.report };
   const s3 = await createS3Client(where);
@@ -86,6 +121,15 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
     };
     const url = s3Url(location, source.targetModel);
     const existing = await headTargetModel(s3, location, source.targetModel, context);
+    if (existing && source.versioned && existing.size === source.versioned.size) {
+      // The name holds the content hash: the same name and size is the same archive, already there.
+      const { sha256, size } = source.versioned;
+      const { kind, targetModel } = source;
+      // Nothing is read from an archive that is already there: its config is known only for a directory.
+      const config = await source.config();
+      const known = { ...(endpoint ? { endpoint } : {}), ...(config ? { config } : {}) };
+      return { ok: true, unchanged: true, kind, targetModel, url, size, sha256, replaced: false, ...known };
+    }
     if (existing && !options.force) {
       const when = existing.lastModified ? `, last modified ${existing.lastModified.toISOString()}` : '';
       throw new MmeError(
@@ -116,6 +160,7 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
       ...(options.onMultipartUpload ? { onMultipartUpload: options.onMultipartUpload } : {}),
       ...context,
     });
+    if (source.versioned) await checkVersioned(source, upload.sha256, () => deleteTargetModel(s3, location, source.targetModel, context));
     const config = await source.config();
     return {
       ok: true,
@@ -129,6 +174,16 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
   } finally {
     s3.destroy();
     source.close();
+  }
+}
+
+/** The uploaded bytes must be the ones the versioned name was computed from; otherwise the upload is removed again. */
+async function checkVersioned(source: PushSource, uploaded: string, remove: () => Promise<void>): Promise<void> {
+  try {
+    checkVersionedUpload({ targetModel: source.targetModel, sha256: source.versioned!.sha256 }, uploaded);
+  } catch (err) {
+    await remove();
+    throw new MmeError('INVALID', `${(err as Error).message} The upload was removed again.`);
   }
 }
 

@@ -106,17 +106,52 @@ def get_output_tensor_by_name(response, name):
     raise TritonModelException("not available while auto-completing a configuration")
 
 
-def triton_string_to_numpy(triton_type):
+# The type names, in TRITONSERVER_DataType order (core include/triton/core/tritonserver.h: BOOL = 1 ... BYTES = 13).
+_TYPE_NAMES = ("BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64", "FP16", "FP32",
+               "FP64", "STRING")
+
+
+def _numpy_types():
     import numpy
 
-    types = {
-        "TYPE_BOOL": numpy.bool_, "TYPE_UINT8": numpy.uint8, "TYPE_UINT16": numpy.uint16,
-        "TYPE_UINT32": numpy.uint32, "TYPE_UINT64": numpy.uint64, "TYPE_INT8": numpy.int8,
-        "TYPE_INT16": numpy.int16, "TYPE_INT32": numpy.int32, "TYPE_INT64": numpy.int64,
-        "TYPE_FP16": numpy.float16, "TYPE_FP32": numpy.float32, "TYPE_FP64": numpy.float64,
-        "TYPE_STRING": numpy.object_,
-    }
-    return types[triton_type]
+    return (numpy.bool_, numpy.uint8, numpy.uint16, numpy.uint32, numpy.uint64, numpy.int8, numpy.int16,
+            numpy.int32, numpy.int64, numpy.float16, numpy.float32, numpy.float64, numpy.object_)
+
+
+def __getattr__(name):
+    # Module attributes that need numpy are built when first read, so models that never touch them import without
+    # numpy; Triton's module has them from the start (TRITON_STRING_TO_NUMPY, utils.py:32).
+    if name == "TRITON_STRING_TO_NUMPY":
+        return {"TYPE_" + type_name: numpy_type for type_name, numpy_type in zip(_TYPE_NAMES, _numpy_types())}
+    raise AttributeError("module 'triton_python_backend_utils' has no attribute '" + name + "'")
+
+
+def triton_string_to_numpy(triton_type):
+    return __getattr__("TRITON_STRING_TO_NUMPY")[triton_type]
+
+
+def triton_to_numpy_type(data_type):
+    types = _numpy_types()
+    return types[data_type - 1] if 1 <= data_type <= len(types) else None
+
+
+def numpy_to_triton_type(data_type):
+    for index, numpy_type in enumerate(_numpy_types()):
+        if data_type == numpy_type:
+            return index + 1
+    return None
+
+
+def using_decoupled_model_transaction_policy(model_config):
+    return bool(model_config.get("model_transaction_policy", {}).get("decoupled", False))
+
+
+def serialize_byte_tensor(input_tensor):
+    raise TritonModelException("not available while auto-completing a configuration")
+
+
+def deserialize_bytes_tensor(encoded_tensor):
+    raise TritonModelException("not available while auto-completing a configuration")
 
 
 def load_model(*args, **kwargs):

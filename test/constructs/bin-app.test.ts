@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordTemplate } from './cfn-lint';
 
 const root = join(__dirname, '..', '..');
 
@@ -34,8 +35,9 @@ describe('bin/app.ts', () => {
     const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
       pluginReports: Array<{ pluginName: string; conclusion: string; violations: unknown[] }>;
     };
+    // The report exists because the AwsSolutions plugin ran; it lists a plugin only when that plugin found something.
     const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions');
-    expect(nag).toMatchObject({ conclusion: 'success', violations: [] });
+    expect(nag?.violations ?? []).toEqual([]);
   });
 
   it('packs the example ensemble and deploys it with the endpoint', () => {
@@ -43,11 +45,12 @@ describe('bin/app.ts', () => {
       Resources: Record<string, { Type: string }>;
       Outputs: Record<string, { Value: unknown }>;
     };
+    recordTemplate('bin/app.ts (cdk.json context) » TritonMme', template); // linted with the run's other templates
     const types = new Set(Object.values(template.Resources).map((r) => r.Type));
     for (const type of ['AWS::SageMaker::Model', 'AWS::SageMaker::Endpoint', 'Custom::CDKBucketDeployment', 'AWS::CloudWatch::Dashboard']) {
       expect(types).toContain(type);
     }
-    expect(template.Outputs.TargetModels.Value).toBe('sentiment_onnx.tar.gz');
+    expect(template.Outputs.TargetModels.Value).toMatch(/^sentiment_onnx-[0-9a-f]{12}\.tar\.gz$/);
   });
 
   it('stops with one message naming every bad context value', () => {

@@ -1,5 +1,5 @@
-import { Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { EXAMPLE_PROPS, ExistingAppStack } from '../../examples/existing-app/existing-app-stack';
 import { synthWithNag } from './nag-report';
@@ -12,11 +12,13 @@ describe('examples/existing-app', () => {
     expect(outcome.findings).toEqual([]);
   });
 
-  it('acknowledges only the role wildcards the construct explains', () => {
+  it('acknowledges only the wildcards the constructs explain', () => {
     expect(outcome.acknowledged.map((a) => a.rule).sort()).toEqual([
-      'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-      'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:eu-west-1:111122223333:log-group:/aws/sagemaker/Endpoints/*]',
-      'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::acme-ml-models/recommendations/*]',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:eu-west-1:111122223333:log-group:/aws/sagemaker/Endpoints/*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::acme-ml-models/recommendations/*]',
     ]);
     for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
   });
@@ -33,13 +35,22 @@ describe('examples/existing-app', () => {
       },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'kms:Decrypt', Resource: EXAMPLE_PROPS.modelBucketKeyArn })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Action: 'kms:Decrypt', Resource: EXAMPLE_PROPS.modelBucketKeyArn })]),
+      },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: ['recommendations-api'],
       PolicyDocument: { Statement: [Match.objectLike({ Action: 'sagemaker:InvokeEndpoint' })] },
     });
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 6 });
+  });
+});
+
+describe('examples/existing-app warnings', () => {
+  it('acknowledges the VPC egress advice with its reason, leaving no warning', () => {
+    const stack = new ExistingAppStack(new App(), 'RecommendationsMme', EXAMPLE_PROPS);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('reaches S3, ECR and CloudWatch'))).toEqual([]);
   });
 });
 

@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, AssetStaging, Stack } from 'aws-cdk-lib';
+import { App, AssetStaging, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
-import { ModelArchive, ModelArchiveProps } from '../../constructs';
+import { ArchiveRetention, ModelArchive, ModelArchiveProps } from '../../constructs';
+import { versionedKeyPattern, versionedTargetModel } from '../../lib/bundle/target-model-name';
+import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 
 const repositories = join(__dirname, 'fixtures', 'repositories');
 const valid = join(repositories, 'add_one_python');
@@ -35,16 +38,73 @@ describe('ModelArchive of valid repositories', () => {
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
   const { archive, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
 
-  it('names the archives and their keys after the directories or the given names', () => {
-    expect(archive.targetModels).toEqual(['add_one_python.tar.gz', 'add_one_v2.tar.gz']);
-    expect(archive.objectKeys).toEqual(['prod/add_one_python.tar.gz', 'prod/add_one_v2.tar.gz']);
+  it("names each archive <directory or given name>-<first 12 hex of its SHA-256>.tar.gz, by the library's rule", () => {
+    const staged = stagedArchives(outdir)
+      .map((a) => a.file)
+      .sort();
+    const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+    expect(archive.targetModels).toEqual([
+      versionedTargetModel('add_one_python', sha(staged[0]!)),
+      versionedTargetModel('add_one_v2', sha(staged[1]!)),
+    ]);
+    expect(archive.targetModels[0]).toMatch(/^add_one_python-[0-9a-f]{12}\.tar\.gz$/);
+    // The same repository packs to the same bytes, whatever the name.
+    expect(archive.targetModels[0]!.slice(-19)).toBe(archive.targetModels[1]!.slice(-19));
+    expect(archive.objectKeys).toEqual(archive.targetModels.map((t) => `prod/${t}`));
+    expect(archive.targetModelOf('add_one_v2')).toBe(archive.targetModels[1]);
+    expect(archive.targetModelOf('add_one_v2.tar.gz')).toBe(archive.targetModels[1]);
+    expect(() => archive.targetModelOf('nope')).toThrow(/has no archive named 'nope'; it has add_one_python, add_one_v2/);
   });
 
-  it('packs each repository at synth into <name>.tar.gz with the models at the archive root', () => {
+  it('names a repository as `mme-deploy push --versioned` does (one rule, one deterministic packer)', async () => {
+    const pushed = await versionedTargetModelOf(valid);
+    expect(pushed).toMatchObject({ ok: true, targetModel: archive.targetModels[0] });
+  });
+
+  it('packs each repository at synth with the models at the archive root', () => {
     const staged = stagedArchives(outdir).map((a) => a.file);
-    expect(staged.map((f) => f.split('/').pop()).sort()).toEqual(['add_one_python.tar.gz', 'add_one_v2.tar.gz']);
-    const listing = execFileSync('tar', ['-tzf', staged[0]], { encoding: 'utf8' }).trim().split('\n').sort();
+    expect(staged.map((f) => f.split('/').pop()).sort()).toEqual([...archive.targetModels].sort());
+    const listing = execFileSync('tar', ['-tzf', staged[0]!], { encoding: 'utf8' }).trim().split('\n').sort();
     expect(listing).toEqual(['add_one/', 'add_one/1/', 'add_one/1/model.py', 'add_one/config.pbtxt']);
+  });
+
+  it('outputs the TargetModels', () => {
+    expect(Object.values(template.toJSON().Outputs)).toEqual([
+      { Description: 'TargetModel names to invoke', Value: archive.targetModels.join(',') },
+    ]);
+  });
+
+  it('keeps 3 previous versions of each archive by default, after the upload, never the live one', () => {
+    template.hasResourceProperties('Custom::MmeDeployArchiveRetention', {
+      Bucket: 'team-models',
+      Archives: [
+        { Prefix: 'prod/add_one_python-', Pattern: versionedKeyPattern('prod/', 'add_one_python'), Live: archive.objectKeys[0] },
+        { Prefix: 'prod/add_one_v2-', Pattern: versionedKeyPattern('prod/', 'add_one_v2'), Live: archive.objectKeys[1] },
+      ],
+      KeepVersions: 3,
+      KeepForSeconds: 0,
+    });
+    const [retention] = Object.values(template.findResources('Custom::MmeDeployArchiveRetention')) as Array<{ DependsOn: string[] }>;
+    expect(retention!.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^ArchiveDeploymentCustomResource/)]));
+    template.hasResourceProperties('AWS::IAM::Role', {
+      Policies: [
+        {
+          PolicyName: 'Inline',
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Action: ['s3:ListBucket'],
+                Resource: Match.anyValue(),
+                Condition: { StringLike: { 's3:prefix': ['prod/*'] } },
+              },
+              { Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: Match.anyValue() },
+            ],
+          },
+        },
+      ],
+    });
   });
 
   it('copies them under the prefix on deploy, extracting the staged zips and pruning nothing', () => {
@@ -57,11 +117,12 @@ describe('ModelArchive of valid repositories', () => {
     template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024, EphemeralStorage: { Size: 10240 } });
   });
 
-  it('does not pack an unchanged repository again (cache by content hash)', () => {
+  it('does not pack an unchanged repository again (cache by content hash), and names it the same', () => {
     const before = stagedArchives(outdir);
     AssetStaging.clearAssetHashCache(); // forget the in-process cache: only the staged files may answer
-    synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+    const again = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
     expect(stagedArchives(outdir)).toEqual(before);
+    expect(again.archive.targetModels).toEqual(archive.targetModels);
   });
 
   it('packs a repository again when its content changes', () => {
@@ -74,9 +135,30 @@ describe('ModelArchive of valid repositories', () => {
       AssetStaging.clearAssetHashCache();
       const second = synthIn(outdir, { repositories: [{ path: copy, name: 'changing' }] });
       expect(hashOf(second)).not.toEqual(hashOf(first));
+      // A new TargetModel: instances that cached the old archive never serve it under the new name.
+      expect(second.archive.targetModels[0]).not.toEqual(first.archive.targetModels[0]);
+      expect(second.archive.targetModels[0]).toMatch(/^changing-[0-9a-f]{12}\.tar\.gz$/);
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ModelArchive retention choices', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+  it('keeps every version with ArchiveRetention.all() (no retention resource)', () => {
+    const { template } = synthIn(outdir, { repositories: [valid], retention: ArchiveRetention.all(), output: false });
+    template.resourceCountIs('Custom::MmeDeployArchiveRetention', 0);
+    expect(template.toJSON().Outputs).toBeUndefined();
+  });
+
+  it('keeps versions for a time, or a number and a time', () => {
+    const byTime = synthIn(outdir, { repositories: [valid], retention: ArchiveRetention.duration(Duration.days(7)) });
+    byTime.template.hasResourceProperties('Custom::MmeDeployArchiveRetention', { KeepVersions: 0, KeepForSeconds: 604800 });
+    const both = synthIn(outdir, { repositories: [valid], retention: ArchiveRetention.versionsAndDuration(1, Duration.hours(1)) });
+    both.template.hasResourceProperties('Custom::MmeDeployArchiveRetention', { KeepVersions: 1, KeepForSeconds: 3600 });
   });
 });
 
@@ -87,9 +169,11 @@ describe('ModelArchive of a repository with warnings', () => {
       const { stack } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
       Annotations.fromStack(stack).hasWarning(
         '/S/Archive',
-        Match.stringLikeRegexp("^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]"),
+        Match.stringLikeRegexp('^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]'),
       );
-      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual(['add_one_with_notes.tar.gz']);
+      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual([
+        expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/),
+      ]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
@@ -122,6 +206,7 @@ describe('ModelArchive synth-time errors', () => {
         prefix: 'models',
         compressionLevel: 12,
         repositories: [valid, valid, join(repositories, 'missing'), { path: valid, name: 'a/b' }],
+        retention: ArchiveRetention.versions(-1),
       });
     } catch (err) {
       message = (err as Error).message;
@@ -132,5 +217,6 @@ describe('ModelArchive synth-time errors', () => {
     expect(message).toContain("archive name 'a/b' may hold only letters");
     expect(message).toContain('compressionLevel must be a whole number from 0 to 9, got 12');
     expect(message).toContain("prefix 'models' must end with '/'");
+    expect(message).toContain('retention keeps a whole number of versions, 0 or more; got -1.');
   });
 });

@@ -48,7 +48,9 @@ describe('multi-model endpoint dashboard with default thresholds', () => {
   });
 
   it('graphs GPU/memory/disk, loaded models, cache hits, load times, latency percentiles and errors', () => {
-    const [resource] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Array<{ Properties: { DashboardBody: unknown } }>;
+    const [resource] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Array<{
+      Properties: { DashboardBody: unknown };
+    }>;
     const body = JSON.stringify(resource.Properties.DashboardBody);
     for (const name of [
       'GPUUtilization',
@@ -71,6 +73,25 @@ describe('multi-model endpoint dashboard with default thresholds', () => {
       expect(body).toContain(`\\"${name}\\"`);
     }
     for (const stat of ['p50', 'p90', 'p99']) expect(body).toContain(`ModelLatency ${stat}`);
+  });
+
+  it('plots CPU (up to 100 × vCPUs %) on its own right axis, the percentages on a 0–100 left axis', () => {
+    const [resource] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Array<{
+      Properties: { DashboardBody: unknown };
+    }>;
+    const parts = (resource.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : 'TOKEN')).join('')) as {
+      widgets: Array<{
+        properties: { title: string; metrics: unknown[][]; yAxis: Record<string, { min: number; max?: number; label: string }> };
+      }>;
+    };
+    const utilization = body.widgets[0]!.properties;
+    expect(utilization.yAxis).toEqual({
+      left: { min: 0, max: 100, label: '%', showUnits: false },
+      right: { min: 0, max: 400, label: 'CPU % (100 per vCPU)', showUnits: false }, // ml.g4dn.xlarge: 4 vCPUs
+    });
+    const onRight = utilization.metrics.filter((m) => JSON.stringify(m.at(-1)).includes('"yAxis":"right"'));
+    expect(onRight.map((m) => m[1])).toEqual(['CPUUtilization']);
   });
 });
 
@@ -107,7 +128,15 @@ describe('multi-model endpoint dashboard options', () => {
     const stack = new Stack(new App(), 'S');
     const endpoint = TritonMultiModelEndpoint.fromEndpointName(stack, 'Existing', 'prod-mme');
     expect(
-      () => new MultiModelEndpointDashboard(stack, 'Dash', { endpoint, gpuMemoryUtilizationThreshold: 120, diskUtilizationThreshold: 0, invocation5XXErrorsThreshold: 0 }),
-    ).toThrow(/gpuMemoryUtilizationThreshold must be a percentage in \(0, 100\], got 120[\s\S]*diskUtilizationThreshold .* got 0[\s\S]*invocation5XXErrorsThreshold must be at least 1/);
+      () =>
+        new MultiModelEndpointDashboard(stack, 'Dash', {
+          endpoint,
+          gpuMemoryUtilizationThreshold: 120,
+          diskUtilizationThreshold: 0,
+          invocation5XXErrorsThreshold: 0,
+        }),
+    ).toThrow(
+      /gpuMemoryUtilizationThreshold must be a percentage in \(0, 100\], got 120[\s\S]*diskUtilizationThreshold .* got 0[\s\S]*invocation5XXErrorsThreshold must be at least 1/,
+    );
   });
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 
 export interface NagFinding {
@@ -16,7 +17,7 @@ export interface NagOutcome {
   /** The synthesis error (cdk-nag errors make synthesis throw), or undefined. */
   error?: string;
   findings: NagFinding[];
-  /** The findings acknowledgments suppressed, with their reasons. */
+  /** The acknowledgments recorded in the app (`Validations.acknowledge`), each at the construct that made it. */
   acknowledged: NagFinding[];
   /** The synthesized templates by stack name (read before the temporary directory goes). */
   templates: Record<string, Record<string, unknown>>;
@@ -60,13 +61,7 @@ export function synthWithNag(build: (app: App) => void, context: Record<string, 
       findings: nag.flatMap((r) =>
         r.violations.map((v) => ({ rule: v.ruleName, paths: v.violatingConstructs.map((c) => c.constructPath) })),
       ),
-      acknowledged: nag.flatMap((r) =>
-        (r.suppressedViolations ?? []).map((v) => ({
-          rule: v.acknowledgedId,
-          paths: v.violatingConstructs.map((c) => c.constructPath),
-          reason: v.reason,
-        })),
-      ),
+      acknowledged: acknowledgmentsIn(app),
       templates,
     };
   } finally {
@@ -74,3 +69,13 @@ export function synthWithNag(build: (app: App) => void, context: Record<string, 
   }
 }
 
+
+/** Every acknowledgment in the tree: bare rule id (the `Annotation::` qualifier aws-cdk-lib adds is dropped), path, reason. */
+function acknowledgmentsIn(root: IConstruct): NagFinding[] {
+  return root.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.entries(m.data as Record<string, string>))
+      .map(([id, reason]) => ({ rule: id.replace(/^annotation::/i, ''), paths: [c.node.path], reason })),
+  );
+}

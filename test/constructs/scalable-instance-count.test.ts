@@ -1,5 +1,6 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { TritonMultiModelEndpoint, TritonMultiModelEndpointProps } from '../../constructs';
 
 function endpointIn(props: TritonMultiModelEndpointProps = {}) {
@@ -108,6 +109,53 @@ describe('other scaling policies', () => {
   });
 });
 
+describe('policies like ecs.ScalableTaskCount', () => {
+  const { stack, endpoint } = endpointIn({ initialInstanceCount: 2 });
+  const scaling = endpoint.autoScaleInstanceCount({ minCapacity: 2, maxCapacity: 8 });
+  const gpu = scaling.scaleOnGpuUtilization('Gpu');
+  const latency = scaling.scaleToTrackMetric('Latency', { metric: endpoint.metricModelLatency(), targetValue: 200_000 });
+  const backlog = scaling.scaleOnMetric('WaitSteps', {
+    metric: endpoint.metricModelLoadingWaitTime({ statistic: 'p90' }),
+    scalingSteps: [
+      { upper: 1_000_000, change: -1 },
+      { lower: 5_000_000, change: +1 },
+      { lower: 20_000_000, change: +2 },
+    ],
+    adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+  });
+  scaling.scaleOnSchedule('NightlyLow', { schedule: appscaling.Schedule.cron({ hour: '22', minute: '0' }), maxCapacity: 2 });
+  const template = Template.fromStack(stack);
+
+  it('returns the policy each method creates', () => {
+    expect(gpu).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
+    expect(latency).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
+    expect(backlog).toBeInstanceOf(appscaling.StepScalingPolicy);
+    expect(stack.resolve(gpu.scalingPolicyArn)).toEqual({ Ref: expect.stringMatching(/Gpu/) });
+    expect(backlog.lowerAlarm).toBeDefined();
+    expect(backlog.upperAlarm).toBeDefined();
+  });
+
+  it('adds any number of policies: two target-tracking and two step-scaling policies with their alarms', () => {
+    const types = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).map(
+      (p) => (p as { Properties: { PolicyType: string } }).Properties.PolicyType,
+    );
+    expect(types.sort()).toEqual(['StepScaling', 'StepScaling', 'TargetTrackingScaling', 'TargetTrackingScaling']);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: {
+        TargetValue: 200_000,
+        CustomizedMetricSpecification: Match.objectLike({ MetricName: 'ModelLatency', Namespace: 'AWS/SageMaker' }),
+      },
+    });
+  });
+
+  it('puts the schedule on the scalable target', () => {
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      ScheduledActions: [{ ScheduledActionName: 'NightlyLow', Schedule: 'cron(0 22 * * ? *)', ScalableTargetAction: { MaxCapacity: 2 } }],
+    });
+  });
+});
+
 describe('autoscaling synth-time errors', () => {
   it('rejects a range that excludes the initial count and a max below min, in one error', () => {
     const { endpoint } = endpointIn({ initialInstanceCount: 1 });
@@ -118,7 +166,9 @@ describe('autoscaling synth-time errors', () => {
 
   it('rejects a minimum of 0 and a second call', () => {
     const { endpoint } = endpointIn();
-    expect(() => endpoint.autoScaleInstanceCount({ minCapacity: 0, maxCapacity: 2 })).toThrow(/minCapacity must be a whole number of at least 1, got 0/);
+    expect(() => endpoint.autoScaleInstanceCount({ minCapacity: 0, maxCapacity: 2 })).toThrow(
+      /minCapacity must be a whole number of at least 1, got 0/,
+    );
     endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
     expect(() => endpoint.autoScaleInstanceCount({ maxCapacity: 2 })).toThrow(/already been called/);
   });
@@ -126,7 +176,9 @@ describe('autoscaling synth-time errors', () => {
   it('rejects utilization targets outside (0, 100] and bad invocation settings', () => {
     const { endpoint } = endpointIn();
     const scaling = endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
-    expect(() => scaling.scaleOnGpuUtilization('A', { targetUtilizationPercent: 0 })).toThrow(/targetUtilizationPercent must be in \(0, 100\], got 0/);
+    expect(() => scaling.scaleOnGpuUtilization('A', { targetUtilizationPercent: 0 })).toThrow(
+      /targetUtilizationPercent must be in \(0, 100\], got 0/,
+    );
     expect(() => scaling.scaleOnGpuMemoryUtilization('B', { targetUtilizationPercent: 150 })).toThrow(/got 150/);
     expect(() => scaling.scaleOnInvocations('C', { maxRequestsPerSecond: 0, safetyFactor: 2 })).toThrow(
       /maxRequestsPerSecond must be more than 0, got 0[\s\S]*safetyFactor must be in \(0, 1\], got 2/,

@@ -6,12 +6,13 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   InferenceAmiVersion,
+  InstanceType,
   ModelCacheSetting,
   TritonInferenceType,
   TritonMultiModelEndpoint,
   TritonMultiModelEndpointProps,
 } from '../../constructs';
-import { tritonImageRegions } from '../../lib/catalog/triton-images';
+import { tritonVersionRegions } from '../../lib/catalog/triton-images';
 
 function stackWith(props: TritonMultiModelEndpointProps = {}, region?: string) {
   const app = new App();
@@ -44,26 +45,27 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
     });
   });
 
-  it('looks the SageMaker Triton 24.09 image up in a CfnMapping of every catalog region', () => {
+  it('looks the SageMaker Triton 24.09 image up in a CfnMapping of the regions the SDK lists it in', () => {
     template.hasResourceProperties('AWS::SageMaker::Model', {
       PrimaryContainer: {
         Image: {
           'Fn::Join': [
             '',
             [
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'account'] },
+              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
               '.dkr.ecr.',
               { Ref: 'AWS::Region' },
               '.',
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'domainSuffix'] },
+              { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'domainSuffix'] },
               '/sagemaker-tritonserver:24.09-py3',
             ],
           ],
         },
       },
     });
-    const mapping = template.toJSON().Mappings.TritonImageRegistryMap;
-    expect(Object.keys(mapping).sort()).toEqual(tritonImageRegions());
+    const mapping = template.toJSON().Mappings.TritonImageRegistryMap2409;
+    expect(Object.keys(mapping).sort()).toEqual(tritonVersionRegions('24.09'));
+    expect(Object.keys(mapping)).not.toContain('mx-central-1'); // first listed with 25.04
     expect(mapping['us-east-1']).toEqual({ account: '763104351884', domainSuffix: 'amazonaws.com' });
     expect(mapping['cn-north-1']).toEqual({ account: '727897471807', domainSuffix: 'amazonaws.com.cn' });
   });
@@ -115,7 +117,9 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
 
   it('gives the role only prefix reads, its logs, SageMaker metrics and the image pull', () => {
     template.hasResourceProperties('AWS::IAM::Role', {
-      AssumeRolePolicyDocument: { Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'sagemaker.amazonaws.com' } }] },
+      AssumeRolePolicyDocument: {
+        Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'sagemaker.amazonaws.com' } }],
+      },
       ManagedPolicyArns: Match.absent(),
     });
     const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^MmeModelBucket/), 'Arn'] };
@@ -124,50 +128,60 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
     }>;
     // Exactly these six statements, in any order.
     expect(policy.Properties.PolicyDocument.Statement).toHaveLength(6);
-    expect(policy.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
-      { Action: 's3:GetObject', Effect: 'Allow', Resource: { 'Fn::Join': ['', [bucketArn, '/models/*']] } },
-      {
-        Action: 's3:ListBucket',
-        Condition: { StringLike: { 's3:prefix': ['models/*'] } },
-        Effect: 'Allow',
-        Resource: bucketArn,
-      },
-      {
-        Action: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-        Effect: 'Allow',
-        Resource: {
-          'Fn::Join': [
-            '',
-            ['arn:', { Ref: 'AWS::Partition' }, ':logs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':log-group:/aws/sagemaker/Endpoints/*'],
-          ],
+    expect(policy.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        { Action: 's3:GetObject', Effect: 'Allow', Resource: { 'Fn::Join': ['', [bucketArn, '/models/*']] } },
+        {
+          Action: 's3:ListBucket',
+          Condition: { StringLike: { 's3:prefix': ['models/*'] } },
+          Effect: 'Allow',
+          Resource: bucketArn,
         },
-      },
-      {
-        Action: 'cloudwatch:PutMetricData',
-        Condition: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*', 'AWS/SageMaker'] } },
-        Effect: 'Allow',
-        Resource: '*',
-      },
-      {
-        Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-        Effect: 'Allow',
-        Resource: {
-          'Fn::Join': [
-            '',
-            [
-              'arn:',
-              { Ref: 'AWS::Partition' },
-              ':ecr:',
-              { Ref: 'AWS::Region' },
-              ':',
-              { 'Fn::FindInMap': ['TritonImageRegistryMap', { Ref: 'AWS::Region' }, 'account'] },
-              ':repository/sagemaker-tritonserver',
+        {
+          Action: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':logs:',
+                { Ref: 'AWS::Region' },
+                ':',
+                { Ref: 'AWS::AccountId' },
+                ':log-group:/aws/sagemaker/Endpoints/*',
+              ],
             ],
-          ],
+          },
         },
-      },
-      { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
-    ]));
+        {
+          Action: 'cloudwatch:PutMetricData',
+          Condition: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*', 'AWS/SageMaker'] } },
+          Effect: 'Allow',
+          Resource: '*',
+        },
+        {
+          Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':ecr:',
+                { Ref: 'AWS::Region' },
+                ':',
+                { 'Fn::FindInMap': ['TritonImageRegistryMap2409', { Ref: 'AWS::Region' }, 'account'] },
+                ':repository/sagemaker-tritonserver',
+              ],
+            ],
+          },
+        },
+        { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
+      ]),
+    );
   });
 
   it('creates the model only after the role policy exists', () => {
@@ -193,14 +207,16 @@ describe('TritonMultiModelEndpoint in a concrete region', () => {
   });
 
   it('fails synth for a region without a known Triton image, naming the known ones', () => {
-    expect(() => stackWith({}, 'xx-east-9')).toThrow(/No SageMaker Triton image is known for region 'xx-east-9'. Known regions: .*eu-west-1/);
+    expect(() => stackWith({}, 'xx-east-9')).toThrow(
+      /No SageMaker Triton image is known for region 'xx-east-9'. Known regions: .*eu-west-1/,
+    );
   });
 });
 
 describe('TritonMultiModelEndpoint props', () => {
   it('accepts another single-GPU type and sets the name, variant, count, timeouts, cache setting and AMI', () => {
     const { stack } = stackWith({
-      instanceType: 'ml.g5.2xlarge',
+      instanceType: InstanceType.of('ml.g5.2xlarge'),
       initialInstanceCount: 2,
       endpointName: 'triton-mme',
       variantName: 'Blue',
@@ -283,13 +299,20 @@ describe('TritonMultiModelEndpoint props', () => {
     const stack = new Stack(app, 'S');
     const key = new kms.Key(stack, 'Key');
     const bucket = s3.Bucket.fromBucketName(stack, 'Existing', 'my-models');
-    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { modelBucket: bucket, modelPrefix: 'team/a', modelBucketEncryptionKey: key });
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+      modelBucket: bucket,
+      modelPrefix: 'team/a',
+      modelBucketEncryptionKey: key,
+    });
     expect(endpoint.prefix).toBe('team/a/');
     expect(stack.resolve(endpoint.modelDataUrl)).toBe('s3://my-models/team/a/');
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::S3::Bucket', 0);
-    const statements = (Object.values(template.findResources('AWS::IAM::Policy'))[0] as { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } })
-      .Properties.PolicyDocument.Statement;
+    const statements = (
+      Object.values(template.findResources('AWS::IAM::Policy'))[0] as {
+        Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } };
+      }
+    ).Properties.PolicyDocument.Statement;
     expect(statements).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -324,27 +347,40 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const key = new kms.Key(stack, 'VolumeKey');
-    new TritonMultiModelEndpoint(stack, 'Mme', { instanceType: 'ml.p3.2xlarge', volumeSize: Size.gibibytes(100), volumeEncryptionKey: key });
+    new TritonMultiModelEndpoint(stack, 'Mme', {
+      instanceType: InstanceType.of('ml.p3.2xlarge'),
+      volumeSize: Size.gibibytes(100),
+      volumeEncryptionKey: key,
+    });
     const template = Template.fromStack(stack);
     expect(variant(template)).toMatchObject({ VolumeSizeInGB: 100 });
-    template.hasResourceProperties('AWS::SageMaker::EndpointConfig', { KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^VolumeKey'), 'Arn'] } });
+    template.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^VolumeKey'), 'Arn'] },
+    });
   });
 
   it('runs in a VPC with a new security group and the ENI permissions', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-      vpcId: 'vpc-1',
+      vpcId: 'vpc-0a1b2c3d',
       availabilityZones: ['eu-west-1a', 'eu-west-1b'],
-      privateSubnetIds: ['subnet-a', 'subnet-b'],
+      privateSubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
     });
     const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { vpc });
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::SageMaker::Model', {
-      VpcConfig: { Subnets: ['subnet-a', 'subnet-b'], SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }] },
+      VpcConfig: {
+        Subnets: ['subnet-0aaa1111', 'subnet-0bbb2222'],
+        SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^MmeSecurityGroup'), 'GroupId'] }],
+      },
     });
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['ec2:CreateNetworkInterface', 'ec2:DescribeSubnets']), Resource: '*' })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['ec2:CreateNetworkInterface', 'ec2:DescribeSubnets']), Resource: '*' }),
+        ]),
+      },
     });
     expect(endpoint.connections.securityGroups).toHaveLength(1);
   });
@@ -353,22 +389,28 @@ describe('TritonMultiModelEndpoint props', () => {
     const app = new App();
     const stack = new Stack(app, 'S');
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-      vpcId: 'vpc-1',
+      vpcId: 'vpc-0a1b2c3d',
       availabilityZones: ['a', 'b'],
-      privateSubnetIds: ['subnet-a', 'subnet-b'],
-      publicSubnetIds: ['subnet-p', 'subnet-q'],
+      privateSubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
+      publicSubnetIds: ['subnet-0ccc3333', 'subnet-0ddd4444'],
     });
-    const sg = ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-123');
+    const sg = ec2.SecurityGroup.fromSecurityGroupId(stack, 'Sg', 'sg-0123abcd');
     new TritonMultiModelEndpoint(stack, 'Mme', { vpc, vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC }, securityGroups: [sg] });
     Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::Model', {
-      VpcConfig: { Subnets: ['subnet-p', 'subnet-q'], SecurityGroupIds: ['sg-123'] },
+      VpcConfig: { Subnets: ['subnet-0ccc3333', 'subnet-0ddd4444'], SecurityGroupIds: ['sg-0123abcd'] },
     });
   });
 
   it('tags every resource', () => {
     const { stack } = stackWith({ tags: { team: 'ml' } });
     const template = Template.fromStack(stack);
-    for (const type of ['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Endpoint', 'AWS::IAM::Role', 'AWS::S3::Bucket']) {
+    for (const type of [
+      'AWS::SageMaker::Model',
+      'AWS::SageMaker::EndpointConfig',
+      'AWS::SageMaker::Endpoint',
+      'AWS::IAM::Role',
+      'AWS::S3::Bucket',
+    ]) {
       template.hasResourceProperties(type, { Tags: Match.arrayWith([{ Key: 'team', Value: 'ml' }]) });
     }
   });
@@ -379,7 +421,9 @@ describe('TritonMultiModelEndpoint props', () => {
     endpoint.grantInvoke(role);
     Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
-      PolicyDocument: { Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }] },
+      PolicyDocument: {
+        Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }],
+      },
     });
   });
 });
@@ -388,14 +432,20 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   const allowed = /Allowed: ml\.g4dn\.xlarge, .*ml\.p2\.xlarge\./;
 
   it('rejects a multi-GPU type, naming the allowed ones', () => {
-    expect(() => stackWith({ instanceType: 'ml.g4dn.12xlarge' })).toThrow(/'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/);
-    expect(() => stackWith({ instanceType: 'ml.g4dn.12xlarge' })).toThrow(allowed);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(
+      /'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/,
+    );
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(allowed);
   });
 
   it('rejects a CPU type and a type AWS does not list for GPU MMEs', () => {
-    expect(() => stackWith({ instanceType: 'ml.m5.xlarge' })).toThrow(/'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/);
-    expect(() => stackWith({ instanceType: 'g4dn.xlarge' })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
-    expect(() => stackWith({ instanceType: 'ml.g6.xlarge' })).toThrow(/'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') })).toThrow(
+      /'ml.m5.xlarge' is not a GPU instance type of a GPU multi-model endpoint/,
+    );
+    expect(() => stackWith({ instanceType: InstanceType.of('g4dn.xlarge') })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.g6.xlarge') })).toThrow(
+      /'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/,
+    );
   });
 
   it('rejects a volume size and a volume key on NVMe instances, pointing to SSE-KMS on the bucket', () => {
@@ -404,7 +454,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
     expect(
       () =>
         new TritonMultiModelEndpoint(stack, 'Mme', {
-          instanceType: 'ml.g4dn.2xlarge',
+          instanceType: InstanceType.of('ml.g4dn.2xlarge'),
           volumeSize: Size.gibibytes(50),
           volumeEncryptionKey: new kms.Key(stack, 'K'),
         }),
@@ -414,13 +464,17 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
   });
 
   it('rejects an EBS volume size outside 1–512 GiB', () => {
-    expect(() => stackWith({ instanceType: 'ml.p3.2xlarge', volumeSize: Size.gibibytes(600) })).toThrow(/volumeSize must be a whole number of GiB from 1 to 512, got 600/);
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.p3.2xlarge'), volumeSize: Size.gibibytes(600) })).toThrow(
+      /volumeSize must be a whole number of GiB from 1 to 512, got 600/,
+    );
   });
 
   it('rejects timeouts outside 60–3600 s', () => {
     expect(() =>
       stackWith({ containerStartupHealthCheckTimeout: Duration.seconds(30), modelDataDownloadTimeout: Duration.hours(2) }),
-    ).toThrow(/containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*modelDataDownloadTimeout .* got 2 hours/);
+    ).toThrow(
+      /containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*modelDataDownloadTimeout .* got 2 hours/,
+    );
   });
 
   it('rejects a bad instance count, endpoint name and prefix, all in one error', () => {
@@ -455,18 +509,23 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
 
   it('rejects an extra variable that repeats a typed knob or turns multi-model mode off', () => {
     expect(() =>
-      stackWith({ environment: { threadCount: 4 }, extraEnvironment: { SAGEMAKER_TRITON_THREAD_COUNT: '8', SAGEMAKER_MULTI_MODEL: 'false' } }),
+      stackWith({
+        environment: { threadCount: 4 },
+        extraEnvironment: { SAGEMAKER_TRITON_THREAD_COUNT: '8', SAGEMAKER_MULTI_MODEL: 'false' },
+      }),
     ).toThrow(/extraEnvironment.SAGEMAKER_TRITON_THREAD_COUNT repeats a variable[\s\S]*SAGEMAKER_MULTI_MODEL must stay "true"/);
   });
 
   it('reports an image problem together with the other problems', () => {
-    expect(() => stackWith({ instanceType: 'ml.m5.xlarge' }, 'xx-east-9')).toThrow(
+    expect(() => stackWith({ instanceType: InstanceType.of('ml.m5.xlarge') }, 'xx-east-9')).toThrow(
       /'ml.m5.xlarge' is not a GPU instance type[\s\S]*No SageMaker Triton image is known for region 'xx-east-9'/,
     );
   });
 
   it('rejects subnets or security groups without a VPC', () => {
-    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toThrow(/vpcSubnets and securityGroups need vpc/);
+    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toThrow(
+      /vpcSubnets and securityGroups need vpc/,
+    );
   });
 
   it('has no connections without a VPC', () => {

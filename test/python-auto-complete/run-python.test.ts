@@ -64,6 +64,32 @@ suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})
     expect(d.message).toMatch(/^configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8/);
   });
 
+  it('offers the module attributes of the real triton_python_backend_utils that models read at import', async () => {
+    const model = `import numpy as np
+import triton_python_backend_utils as pb_utils
+
+FP32 = pb_utils.TRITON_STRING_TO_NUMPY["TYPE_FP32"]
+assert pb_utils.triton_string_to_numpy("TYPE_STRING") is np.object_
+assert pb_utils.numpy_to_triton_type(np.int64) == 9 and pb_utils.triton_to_numpy_type(11) is np.float32
+assert not pb_utils.using_decoupled_model_transaction_policy({})
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "X", "data_type": "TYPE_FP32", "dims": [4]})
+        config.add_output({"name": "Y", "data_type": "TYPE_FP32", "dims": [4]})
+        return config
+
+    def execute(self, requests):
+        return []
+`;
+    expect(codes(await run({ 'm/config.pbtxt': 'backend: "python"', 'm/1/model.py': model }))).toEqual([]);
+    const missing = model.replace('pb_utils.TRITON_STRING_TO_NUMPY["TYPE_FP32"]', 'pb_utils.NO_SUCH_NAME');
+    const report = await run({ 'm/config.pbtxt': 'backend: "python"', 'm/1/model.py': missing });
+    expect(report.diagnostics.find((d) => d.code === 'python-import')?.message).toContain('NO_SUCH_NAME');
+  });
+
   it('says auto_complete_config must return the config it was given', async () => {
     const report = await run({ 'tok/1/model.py': TOKENIZER_PY.replace('        return config\n', '        return None\n') });
     expect(report.diagnostics.find((x) => x.code === 'python-auto-complete')!.message).toContain("auto_complete_config function in model 'tok' must return a valid pb.ModelConfig object.");

@@ -2,6 +2,7 @@
 // every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
 // right file:line, and every mistake seeded into them is caught the same way.
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -17,6 +18,7 @@ import {
   loadCorpus,
   materialize,
   onnxPython,
+  pythonStandIn,
   removeMaterialized,
   TritonVerdict,
 } from './corpus';
@@ -99,7 +101,24 @@ describe('real-world corpus', () => {
       withPython(`with --run-python: exit ${c.expectRunPython.exit}`, async () => {
         await check(materialize(c, onnxDir), targetsOf(c), c.expectRunPython!, { runPython: true });
       });
+    } else if (c.triton.loads && Object.keys(c.standIns ?? {}).length > 0) {
+      // A model Triton loads must also load under --run-python.
+      it('with --run-python: exit 0', async () => {
+        await check(materialize(c, onnxDir), targetsOf(c), { exit: 0 }, { runPython: true });
+      });
     }
+  });
+
+  it('records no upstream model stumbling on a name our stand-in triton_python_backend_utils lacks', () => {
+    // import.js runs each upstream model.py against lib/python-auto-complete's stand-in module; a name Triton's module
+    // has and ours lacks would be recorded as the model's own AttributeError (a false finding under --run-python).
+    const recorded = JSON.parse(readFileSync(join(__dirname, 'python-models.json'), 'utf8')) as {
+      models: Record<string, { autoComplete?: { then?: { raise?: { message?: string } } } }>;
+    };
+    const stumbled = Object.entries(recorded.models)
+      .filter(([, m]) => /'triton_python_backend_utils' has no attribute/.test(m.autoComplete?.then?.raise?.message ?? ''))
+      .map(([origin]) => origin);
+    expect(stumbled).toEqual([]);
   });
 
   const mistakes = corpus.mistakes.map((m) => [m.id, m] as const);
@@ -113,7 +132,8 @@ describe('real-world corpus', () => {
 });
 
 describe('the corpus itself', () => {
-  const KEPT = /(\.pbtxt|\.txt|\.py|(^|\/)model\.json|(^|\/)expected(_\d+|\.\d+)?)$/;
+  // No code: a python model (model.py) is an empty file too, its stand-in written from python-models.json.
+  const KEPT = /(\.pbtxt|\.txt|(^|\/)model\.json|(^|\/)expected(_\d+|\.\d+)?)$/;
 
   function files(dir: string): string[] {
     return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -121,7 +141,7 @@ describe('the corpus itself', () => {
     );
   }
 
-  it('holds only configs and small text files; every weight is an empty stand-in', () => {
+  it('holds only configs and small text files; every weight and every python model is an empty stand-in', () => {
     const offending = files(join(CORPUS_DIR, 'cases')).filter((f) => {
       const size = statSync(f).size;
       return size > 0 && (!KEPT.test(f) || size > 64 * 1024);
@@ -152,6 +172,47 @@ describe('the corpus itself', () => {
     for (const c of [...corpus.cases, ...corpus.mistakes]) {
       if (!c.triton.loads) expect(`${c.triton.source ?? ''}`).toMatch(/\.(cc|h|py):\d+/);
     }
+  });
+
+  it('places a stand-in, recorded from an upstream file of a listed source, on an empty file in its case', () => {
+    const repos = new Set(Object.values(corpus.sources).map((s) => s.repo));
+    const placed = Object.entries(corpus.pythonModels.placed);
+    expect(placed.length).toBeGreaterThan(50);
+    for (const [id, paths] of placed) {
+      const c = corpus.cases.find((x) => x.id === id);
+      expect(c).toBeDefined();
+      for (const [path, key] of Object.entries(paths)) {
+        expect(statSync(join(caseDir(c!), path)).size).toBe(0);
+        expect(corpus.pythonModels.models[key]).toBeDefined();
+        expect(repos).toContain(/^([^@]+)@[0-9a-f]{40}:.+\.py/.exec(key)?.[1]);
+        expect(c!.standIns?.[path]).toContain(`#   ${key}\n`);
+      }
+    }
+  });
+
+  (python ? it : it.skip)('writes stand-ins that python compiles, with the recorded methods and auto_complete_config', () => {
+    // One python process: each stand-in parsed, its class's method names and auto_complete_config's calls listed.
+    const check = [
+      'import ast, json, sys',
+      'out = []',
+      'for text in json.load(sys.stdin):',
+      '    cls = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == "TritonPythonModel")',
+      '    methods = [f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]',
+      '    auto = next((f for f in cls.body if getattr(f, "name", "") == "auto_complete_config"), None)',
+      '    calls = [c.func for c in ast.walk(auto) if isinstance(c, ast.Call)] if auto else []',
+      '    out.append([methods, [c.attr for c in calls if isinstance(c, ast.Attribute)]])',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const specs = Object.entries(corpus.pythonModels.models);
+    const texts = specs.map(([key, spec]) => pythonStandIn(key, spec));
+    const run = spawnSync(python!, ['-c', check], { input: JSON.stringify(texts), encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    const parsed = JSON.parse(run.stdout) as [string[], string[]][];
+    parsed.forEach(([methods, calls], i) => {
+      const spec = specs[i]![1];
+      expect(methods).toEqual(spec.methods.map((m) => /(\w+)\(/.exec(m)![1]));
+      expect(calls).toEqual((spec.autoComplete?.calls ?? []).map(([method]) => method));
+    });
   });
 
   it('generates each ONNX model it names', () => {

@@ -1,6 +1,7 @@
 // The real-world corpus (test/real-world/corpus.json): public Triton model repositories as their authors arrange them,
 // with empty stand-ins for weights, Triton's verdict on each, and single mistakes seeded into them. This module
-// materializes a case into a temporary directory (ONNX models generated, mistakes applied) for the tests.
+// materializes a case into a temporary directory (ONNX models generated, python models' stand-ins written, mistakes
+// applied) for the tests.
 
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,8 @@ export interface CorpusCase {
   readonly expect?: Expectation;
   /** With --run-python, when that changes the verdict. */
   readonly expectRunPython?: Expectation;
+  /** The python models' stand-ins (python-models.json): repository path → the file's text. */
+  readonly standIns?: Record<string, string>;
 }
 
 export interface SeededMistake {
@@ -80,16 +83,117 @@ export type Edit =
   | { readonly file: string; readonly write: string }
   | { readonly file: string; readonly delete: true };
 
+/**
+ * What record_python_model.py recorded of an upstream python model: what the validator can see of it, from which
+ * pythonStandIn writes a file of our own (the upstream code is never committed).
+ */
+export interface PythonModelSpec {
+  /** The module-level statements kept: imports (with any try/except around them), an exception raised at import. */
+  readonly module: readonly string[];
+  readonly bases?: readonly string[];
+  /** TritonPythonModel's methods, each `[@decorator ...][async ]name(parameters)`. */
+  readonly methods: readonly string[];
+  readonly autoComplete?: RecordedAutoComplete;
+}
+
+/** What auto_complete_config did when run once with the stand-in triton_python_backend_utils. */
+export interface RecordedAutoComplete {
+  /** The calls it made on the config it was given, in order: [method, ...arguments]. */
+  readonly calls: readonly (readonly [string, ...unknown[]])[];
+  readonly then:
+    | 'return config'
+    | 'return None'
+    | { readonly return: unknown }
+    | { readonly raise: { readonly type: string; readonly message: string; readonly args: readonly unknown[] } };
+  /** It read the config (as_dict): the calls are those it made for a config that declares nothing. */
+  readonly readsConfig?: boolean;
+  /** Modules it imports that were not installed where it was recorded: empty modules stood for them. */
+  readonly withEmptyModules?: readonly string[];
+}
+
+/** python-models.json, written by import.js. */
+export interface PythonModels {
+  /** `owner/repo@commit:path` of the upstream file → what was recorded of it. */
+  readonly models: Record<string, PythonModelSpec>;
+  /** Case id → path in the case → `models` key. */
+  readonly placed: Record<string, Record<string, string>>;
+}
+
 export interface Corpus {
   readonly sources: Record<string, { repo: string; commit: string; licence: string; note?: string }>;
   readonly onnxModels: Record<string, OnnxSpec>;
+  readonly pythonModels: PythonModels;
   readonly cases: CorpusCase[];
   readonly mistakes: SeededMistake[];
 }
 
 export function loadCorpus(): Corpus {
   const corpus = JSON.parse(readFileSync(join(CORPUS_DIR, 'corpus.json'), 'utf8')) as Corpus;
-  return { ...corpus, mistakes: corpus.mistakes ?? [] };
+  const pythonModels = JSON.parse(readFileSync(join(CORPUS_DIR, 'python-models.json'), 'utf8')) as PythonModels;
+  const standIns = (id: string) => {
+    const placed = Object.entries(pythonModels.placed[id] ?? {});
+    return placed.length === 0 ? {} : { standIns: Object.fromEntries(placed.map(([path, key]) => [path, pythonStandIn(key, pythonModels.models[key]!)])) };
+  };
+  return { ...corpus, pythonModels, cases: corpus.cases.map((c) => ({ ...c, ...standIns(c.id) })), mistakes: corpus.mistakes ?? [] };
+}
+
+/** A JSON value as a python literal. */
+function pyLiteral(value: unknown): string {
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number' || typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(pyLiteral).join(', ')}]`;
+  return `{${Object.entries(value as object).map(([k, v]) => `${JSON.stringify(k)}: ${pyLiteral(v)}`).join(', ')}}`;
+}
+
+/**
+ * The stand-in for the upstream python model `origin` (`owner/repo@commit:path`): its module-level imports, class
+ * TritonPythonModel with its methods' names and parameters and empty bodies, and an auto_complete_config that makes the
+ * recorded calls with their values and ends as recorded. Its text names the methods only where the class has them:
+ * the validator reads the text, too (lib/repository/io-completion.ts).
+ */
+export function pythonStandIn(origin: string, spec: PythonModelSpec): string {
+  const auto = spec.autoComplete;
+  const out = [
+    '# Stand-in for the python model',
+    `#   ${origin}`,
+    '# None of its code is here: only what test/real-world/record_python_model.py recorded of it (python-models.json),',
+    '# written by corpus.ts: its module-level imports and its model class\'s methods with their parameters (empty bodies)' +
+      (auto ? ',' : '.'),
+    ...(auto ? ['# and the calls its configuration auto-complete made, with their values, when it was run once.'] : []),
+    '',
+    ...spec.module,
+    '',
+    '',
+    `class TritonPythonModel${spec.bases?.length ? `(${spec.bases.join(', ')})` : ''}:`,
+  ];
+  for (const [i, method] of spec.methods.entries()) {
+    const [, decorators = '', async = '', name = '', params = ''] = /^((?:@\w+ )*)(async )?(\w+)\((.*)\)$/s.exec(method) ?? [];
+    if (!name) throw new Error(`${origin}: unreadable method ${JSON.stringify(method)}`);
+    if (i > 0) out.push('');
+    out.push(...decorators.trim().split(' ').filter(Boolean).map((d) => `    ${d}`), `    ${async}def ${name}(${params}):`);
+    if (name === 'auto_complete_config' && auto) out.push(...autoCompleteBody(auto, params.split(',')[decorators.includes('@classmethod') ? 1 : 0]!));
+    else out.push('        pass');
+  }
+  if (spec.methods.length === 0) out.push('    pass');
+  return `${out.join('\n')}\n`;
+}
+
+function autoCompleteBody(auto: RecordedAutoComplete, param: string): string[] {
+  const config = param.split('=')[0]!.trim();
+  const then = auto.then;
+  return [
+    ...(auto.readsConfig ? ['        # It reads the config it is given: these are the calls it made for one that declares nothing.'] : []),
+    ...(auto.withEmptyModules ? [`        # Recorded with empty modules for ${auto.withEmptyModules.join(', ')}, not installed where it ran.`] : []),
+    ...auto.calls.map(([method, ...args]) => `        ${config}.${method}(${args.map(pyLiteral).join(', ')})`),
+    then === 'return config'
+      ? `        return ${config}`
+      : then === 'return None'
+        ? '        return None'
+        : 'raise' in then
+          ? `        raise ${then.raise.type}(${then.raise.args.map(pyLiteral).join(', ')})`
+          : `        return ${pyLiteral(then.return)}`,
+  ];
 }
 
 export function caseDir(c: { id: string }): string {
@@ -119,7 +223,10 @@ export function generateOnnxModels(corpus: Corpus, dir: string, python: string):
 
 const created: string[] = [];
 
-/** Copies a case into a temporary directory, puts the generated ONNX models in place and applies `edits`. */
+/**
+ * Copies a case into a temporary directory, puts the generated ONNX models and the python models' stand-ins in place
+ * and applies `edits`.
+ */
 export function materialize(c: CorpusCase, onnxDir: string | undefined, edits: readonly Edit[] = []): string {
   const root = mkdtempSync(join(tmpdir(), 'mme-corpus-'));
   created.push(root);
@@ -130,6 +237,7 @@ export function materialize(c: CorpusCase, onnxDir: string | undefined, edits: r
       cpSync(join(onnxDir, `${key}.onnx`), join(root, path));
     }
   }
+  for (const [path, text] of Object.entries(c.standIns ?? {})) writeFileSync(join(root, path), text);
   for (const edit of edits) {
     const path = join(root, edit.file);
     if ('delete' in edit) rmSync(path, { recursive: true, force: true });

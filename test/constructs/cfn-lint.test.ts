@@ -1,0 +1,27 @@
+import { cfnLint, cfnLintCommand } from './cfn-lint';
+
+describe('the cfn-lint harness', () => {
+  it('fails with a way to install cfn-lint when it is missing, rather than skipping', () => {
+    expect(() => cfnLintCommand(['/nonexistent'])).toThrow(/cfn-lint is not installed.*pip install cfn-lint==1\.51\.0/);
+  });
+
+  it('reports real errors, and leaves out only the exact findings its schema lags on', () => {
+    const errors = cfnLint({
+      broken: {
+        Resources: {
+          Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } },
+          Board: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardBody: '{}', Tags: [{ Key: 'a', Value: 'b' }] } },
+          Alarm: {
+            Type: 'AWS::CloudWatch::Alarm',
+            Properties: { Tags: [{ Key: 'a', Value: 'b' }], ComparisonOperator: 'x', EvaluationPeriods: 1 },
+          },
+        },
+      },
+    });
+    expect(errors.map((e) => `${e.rule} ${e.path}`)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^E\d+ Resources\/Bucket\/Properties\/VersioningConfiguration\/Status$/)]),
+    );
+    expect(errors.some((e) => e.path.startsWith('Resources/Alarm'))).toBe(true);
+    expect(errors.filter((e) => e.path === 'Resources/Board/Properties/Tags')).toEqual([]);
+  });
+});

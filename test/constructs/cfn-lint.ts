@@ -1,0 +1,126 @@
+// cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize, in one cfn-lint run:
+// tests record their templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into
+// the run's directory, and the run's global teardown lints them all. Starting cfn-lint costs seconds, so one run for
+// the whole suite instead of one per test file.
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** The environment variable naming the run's directory of templates to lint (set by the global setup). */
+export const LINT_DIR_VARIABLE = 'MME_CFN_LINT_DIR';
+
+/**
+ * Queues `template` for the run's cfn-lint; `name` says where it came from (test name, stack). Identical templates
+ * are linted once. Outside a Jest run with the global setup, lints at once and throws on errors.
+ */
+export function recordTemplate(name: string, template: unknown): void {
+  const json = JSON.stringify(template);
+  const dir = process.env[LINT_DIR_VARIABLE];
+  if (!dir) {
+    const errors = cfnLint({ [name]: template });
+    if (errors.length > 0) throw new Error(`cfn-lint errors:\n${formatCfnLintErrors(errors)}`);
+    return;
+  }
+  mkdirSync(dir, { recursive: true });
+  const hash = createHash('sha256').update(json).digest('hex').slice(0, 16);
+  writeFileSync(join(dir, `${hash}.json`), JSON.stringify({ name, template }));
+}
+
+/** Lints every template recorded in `dir`; returns the errors. */
+export function lintRecordedTemplates(dir: string): CfnLintError[] {
+  const recorded = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  const templates: Record<string, unknown> = {};
+  for (const file of recorded) {
+    const { name, template } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { name: string; template: unknown };
+    templates[`${name} [${file.slice(0, 8)}]`] = template;
+  }
+  return cfnLint(templates);
+}
+
+/**
+ * Checks left out, each for a reason that is not a template bug:
+ * - E3006 "resource type does not exist in region": cfn-lint 1.51's region table predates resource types that
+ *   exist today (the only filter the issue allows without further explanation).
+ */
+export const IGNORED_CHECKS = ['E3006'];
+
+/**
+ * Single findings where cfn-lint 1.51's bundled resource schemas lag the CloudFormation registry, matched exactly
+ * (rule, resource type, property path), so the same rule still catches everything else:
+ * - E3002 on AWS::CloudWatch::Dashboard Tags: CloudFormation takes Tags there (aws-cdk-lib 2.269's CfnDashboard,
+ *   generated from the registry schema, is ITaggableV2 and documents cfn-cloudwatch-dashboard-tags); cfn-lint's schema
+ *   predates them. The endpoint's `tags` reach its dashboard on purpose.
+ */
+const SCHEMA_LAGS = [{ rule: 'E3002', type: 'AWS::CloudWatch::Dashboard', path: /^Resources\/[^/]+\/Properties\/Tags$/ }];
+
+export interface CfnLintError {
+  readonly template: string;
+  readonly rule: string;
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The cfn-lint executable; a missing one fails the test with a way to install it, never skips it. */
+export function cfnLintCommand(dirs = [...(process.env.PATH ?? '').split(delimiter), '/root/.pyenv/shims', '/usr/local/bin']): string {
+  for (const dir of dirs) {
+    if (dir && existsSync(join(dir, 'cfn-lint'))) return join(dir, 'cfn-lint');
+  }
+  throw new Error(
+    'cfn-lint is not installed, and the tests lint every CloudFormation template they synthesize. Install it with ' +
+      '`pip install cfn-lint==1.51.0`.',
+  );
+}
+
+/** Lints `templates` (name → template) in one cfn-lint run; returns its errors (warnings and infos are not kept). */
+export function cfnLint(templates: Record<string, unknown>): CfnLintError[] {
+  const names = Object.keys(templates);
+  if (names.length === 0) return [];
+  const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+  try {
+    const files = names.map((name, i) => {
+      const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}.template.json`);
+      writeFileSync(file, JSON.stringify(templates[name], null, 1));
+      return file;
+    });
+    const run = spawnSync(cfnLintCommand(), ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // Exit codes are a bit mask (2 errors, 4 warnings, 8 infos); anything else, or no JSON, means cfn-lint failed.
+    let findings: Array<{ Filename: string; Level: string; Rule: { Id: string }; Location: { Path: unknown[] }; Message: string }>;
+    try {
+      findings = JSON.parse(run.stdout || '[]');
+    } catch {
+      throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr || run.error?.message}`);
+    }
+    if (run.status === null || (run.status & 1) !== 0) throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr}`);
+    const typeAt = (file: string, path: unknown[]) => {
+      const template = templates[names[files.indexOf(file)]!] as { Resources?: Record<string, { Type?: string }> };
+      return path[0] === 'Resources' ? template.Resources?.[String(path[1])]?.Type : undefined;
+    };
+    return findings
+      .filter((f) => f.Level === 'Error')
+      .filter(
+        (f) =>
+          !SCHEMA_LAGS.some(
+            (lag) => lag.rule === f.Rule.Id && lag.path.test(f.Location.Path.join('/')) && lag.type === typeAt(f.Filename, f.Location.Path),
+          ),
+      )
+      .map((f) => ({
+        template: names[files.indexOf(f.Filename)] ?? f.Filename,
+        rule: f.Rule.Id,
+        path: f.Location.Path.join('/'),
+        message: f.Message,
+      }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One line per error, for a failing assertion. */
+export function formatCfnLintErrors(errors: CfnLintError[]): string {
+  return errors.map((e) => `${e.template}: ${e.rule} at ${e.path}: ${e.message}`).join('\n');
+}

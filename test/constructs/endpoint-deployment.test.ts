@@ -1,0 +1,132 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  CapacitySize,
+  EndpointDeployment,
+  TrafficRouting,
+  TritonMultiModelEndpoint,
+  TritonMultiModelEndpointProps,
+} from '../../constructs';
+
+function endpointIn(props: TritonMultiModelEndpointProps) {
+  const stack = new Stack(new App(), 'S');
+  const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 4, ...props });
+  return { stack, endpoint };
+}
+
+function deploymentConfig(stack: Stack): Record<string, unknown> | undefined {
+  const [endpoint] = Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Endpoint')) as Array<{
+    Properties: { DeploymentConfig?: Record<string, unknown> };
+  }>;
+  return endpoint!.Properties.DeploymentConfig;
+}
+
+describe('deployment guardrails', () => {
+  it("leave the endpoint to SageMaker's default (blue/green, all at once) unless asked", () => {
+    expect(deploymentConfig(endpointIn({}).stack)).toBeUndefined();
+  });
+
+  it('roll out blue/green with a canary, a termination wait and a timeout', () => {
+    const { stack } = endpointIn({
+      deployment: EndpointDeployment.blueGreen({
+        trafficRouting: TrafficRouting.canary(CapacitySize.instances(1), Duration.minutes(10)),
+        terminationWait: Duration.minutes(15),
+        maximumExecutionTimeout: Duration.hours(2),
+      }),
+    });
+    expect(deploymentConfig(stack)).toEqual({
+      BlueGreenUpdatePolicy: {
+        TrafficRoutingConfiguration: { Type: 'CANARY', CanarySize: { Type: 'INSTANCE_COUNT', Value: 1 }, WaitIntervalInSeconds: 600 },
+        TerminationWaitInSeconds: 900,
+        MaximumExecutionTimeoutInSeconds: 7200,
+      },
+    });
+  });
+
+  it('shift linearly in percent steps', () => {
+    const { stack } = endpointIn({
+      deployment: EndpointDeployment.blueGreen({ trafficRouting: TrafficRouting.linear(CapacitySize.percent(25), Duration.minutes(5)) }),
+    });
+    expect(deploymentConfig(stack)).toEqual({
+      BlueGreenUpdatePolicy: {
+        TrafficRoutingConfiguration: {
+          Type: 'LINEAR',
+          LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 },
+          WaitIntervalInSeconds: 300,
+        },
+      },
+    });
+  });
+
+  it('roll in batches with a rollback batch size', () => {
+    const { stack } = endpointIn({
+      deployment: EndpointDeployment.rolling({
+        maximumBatchSize: CapacitySize.percent(25),
+        bake: Duration.minutes(5),
+        rollbackMaximumBatchSize: CapacitySize.instances(2),
+      }),
+    });
+    expect(deploymentConfig(stack)).toEqual({
+      RollingUpdatePolicy: {
+        MaximumBatchSize: { Type: 'CAPACITY_PERCENT', Value: 25 },
+        WaitIntervalInSeconds: 300,
+        RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 2 },
+      },
+    });
+  });
+
+  it("roll back on the dashboard's 5XX and model-load-wait alarms by default, named without a reference cycle", () => {
+    const { stack, endpoint } = endpointIn({ deployment: EndpointDeployment.blueGreen() });
+    const dashboard = endpoint.addDashboard('Dashboard');
+    const config = deploymentConfig(stack) as { AutoRollbackConfiguration: { Alarms: Array<{ AlarmName: unknown }> } };
+    const template = Template.fromStack(stack);
+    const alarmNames = (alarm: cloudwatch.Alarm) =>
+      (
+        template.toJSON().Resources[stack.getLogicalId(alarm.node.defaultChild as cloudwatch.CfnAlarm)] as {
+          Properties: { AlarmName: string };
+        }
+      ).Properties.AlarmName;
+    // Literal names, not references: the endpoint must not depend on alarms that depend on the endpoint's name.
+    expect(config.AutoRollbackConfiguration.Alarms).toEqual([
+      { AlarmName: alarmNames(dashboard.invocation5XXErrorsAlarm) },
+      { AlarmName: alarmNames(dashboard.modelLoadingWaitTimeAlarm) },
+    ]);
+    expect(config.AutoRollbackConfiguration.Alarms[0]!.AlarmName).toEqual(
+      expect.stringMatching(/^S-Mme-Dashboard-.*-Invocation5XXErrors$/),
+    );
+  });
+
+  it('roll back on the given alarms, even without an update policy', () => {
+    const { stack } = endpointIn({
+      autoRollbackAlarms: [cloudwatch.Alarm.fromAlarmName(new Stack(new App(), 'Other'), 'A', 'oncall-latency')],
+    });
+    expect(deploymentConfig(stack)).toEqual({ AutoRollbackConfiguration: { Alarms: [{ AlarmName: 'oncall-latency' }] } });
+  });
+
+  it('reject out-of-range waits, sizes and more than ten alarms, in one error', () => {
+    const other = new Stack(new App(), 'Other');
+    const alarms = Array.from({ length: 11 }, (_, i) => cloudwatch.Alarm.fromAlarmName(other, `A${i}`, `a${i}`));
+    let message = '';
+    try {
+      endpointIn({
+        deployment: EndpointDeployment.blueGreen({
+          trafficRouting: TrafficRouting.canary(CapacitySize.percent(150), Duration.hours(2)),
+          terminationWait: Duration.hours(2),
+          maximumExecutionTimeout: Duration.minutes(1),
+        }),
+        autoRollbackAlarms: alarms,
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('autoRollbackAlarms holds 11 alarms; SageMaker takes at most 10.');
+    expect(message).toContain('canary size must be a whole percentage from 1 to 100, got 150.');
+    expect(message).toContain('deployment traffic routing bake time must be a whole number of seconds from 0 to 3600, got 2 hours.');
+    expect(message).toContain('deployment terminationWait must be a whole number of seconds from 0 to 3600, got 2 hours.');
+    expect(message).toContain('deployment maximumExecutionTimeout must be a whole number of seconds from 600 to 28800, got 1 minute.');
+    expect(() =>
+      endpointIn({ deployment: EndpointDeployment.rolling({ maximumBatchSize: CapacitySize.instances(0), bake: Duration.seconds(0) }) }),
+    ).toThrow(/maximumBatchSize must be a whole number of instances of at least 1, got 0/);
+  });
+});

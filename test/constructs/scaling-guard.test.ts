@@ -1,0 +1,263 @@
+import { readdirSync } from 'node:fs';
+import {
+  ApplicationAutoScalingClient,
+  DeregisterScalableTargetCommand,
+  DescribeScalableTargetsCommand,
+} from '@aws-sdk/client-application-auto-scaling';
+import { CloudFormationClient, DescribeStackResourceCommand } from '@aws-sdk/client-cloudformation';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { mockClient } from 'aws-sdk-client-mock';
+import { InstanceType, TritonMultiModelEndpoint } from '../../constructs';
+import { projectPath } from '../../constructs/project-path';
+import { onEvent } from '../../constructs/handlers/scaling-guard/index.js';
+
+type Resource = {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
+type Resources = Record<string, Resource>;
+
+/** The app's endpoint with GPU autoscaling, a step policy and a schedule, on `instanceType` and `variantName`. */
+function autoscaledTemplate(instanceType: InstanceType, variantName = 'AllTraffic'): Resources {
+  const stack = new Stack(new App(), 'S');
+  const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { instanceType, variantName, initialInstanceCount: 2 });
+  const scaling = endpoint.autoScaleInstanceCount({ minCapacity: 2, maxCapacity: 4 });
+  scaling.scaleOnGpuUtilization('Gpu');
+  return Template.fromStack(stack).toJSON().Resources as Resources;
+}
+
+function idsOfType(resources: Resources, type: string): string[] {
+  return Object.keys(resources).filter((id) => resources[id]!.Type === type);
+}
+
+/** Logical IDs `resource` refers to (Ref, Fn::GetAtt). */
+function referencesOf(resource: Resource): Set<string> {
+  const found = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      if (typeof o.Ref === 'string') found.add(o.Ref);
+      if (Array.isArray(o['Fn::GetAtt'])) found.add(o['Fn::GetAtt'][0] as string);
+      Object.values(o).forEach(walk);
+    }
+  };
+  walk(resource.Properties);
+  return found;
+}
+
+/** Logical IDs `resource` refers to or depends on. */
+function dependenciesOf(resource: Resource): Set<string> {
+  return new Set([...(resource.DependsOn ?? []), ...referencesOf(resource)]);
+}
+
+/** Types whose every property requires replacement (CloudFormation resource reference: "Update requires: Replacement"). */
+const REPLACED_ON_ANY_CHANGE = new Set(['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig']);
+
+/**
+ * The order in which CloudFormation applies `after` over `before`: new and changed resources (and those referring to a
+ * replaced one) are created or updated in dependency order (a resource after everything it refers to or depends on),
+ * then, in the cleanup phase, removed
+ * resources are deleted in reverse dependency order unless their DeletionPolicy is Retain
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/using-cfn-updating-stacks.html).
+ */
+function updatePlan(before: Resources, after: Resources): string[] {
+  const touched = Object.keys(after).filter(
+    (id) => !before[id] || JSON.stringify(before[id]!.Properties) !== JSON.stringify(after[id]!.Properties),
+  );
+  // A replaced resource gets a new physical ID, so whatever refers to it is updated too.
+  for (let grew = true; grew;) {
+    const replaced = touched.filter((id) => before[id] && REPLACED_ON_ANY_CHANGE.has(after[id]!.Type));
+    const referring = Object.keys(after).filter((id) => !touched.includes(id) && replaced.some((r) => referencesOf(after[id]!).has(r)));
+    touched.push(...referring);
+    grew = referring.length > 0;
+  }
+  const plan: string[] = [];
+  const done = new Set<string>();
+  const visit = (id: string): void => {
+    if (done.has(id)) return;
+    done.add(id);
+    for (const dep of dependenciesOf(after[id]!)) if (after[dep]) visit(dep);
+    if (touched.includes(id)) plan.push(`${before[id] ? 'update' : 'create'} ${id}`);
+  };
+  Object.keys(after).forEach(visit);
+  const removed = Object.keys(before).filter((id) => !after[id]);
+  const deleted = removed.filter((id) => before[id]!.DeletionPolicy !== 'Retain').reverse();
+  return [...plan, ...deleted.map((id) => `delete ${id}`), ...removed.filter((id) => !deleted.includes(id)).map((id) => `retain ${id}`)];
+}
+
+describe('an instance type change on an autoscaled endpoint (generated template)', () => {
+  const before = autoscaledTemplate(InstanceType.G4DN_XLARGE);
+  const after = autoscaledTemplate(InstanceType.G5_XLARGE);
+  const [endpoint] = idsOfType(after, 'AWS::SageMaker::Endpoint');
+  const [guard] = idsOfType(after, 'Custom::MmeDeployScalingGuard');
+  const [oldTarget] = idsOfType(before, 'AWS::ApplicationAutoScaling::ScalableTarget');
+  const [newTarget] = idsOfType(after, 'AWS::ApplicationAutoScaling::ScalableTarget');
+  const [oldPolicy] = idsOfType(before, 'AWS::ApplicationAutoScaling::ScalingPolicy');
+  const [newPolicy] = idsOfType(after, 'AWS::ApplicationAutoScaling::ScalingPolicy');
+
+  it('runs the guard before the endpoint, without the guard referring to the endpoint', () => {
+    expect(after[endpoint!]!.DependsOn).toContain(guard);
+    expect(dependenciesOf(after[guard!]!).has(endpoint!)).toBe(false);
+    expect(after[guard!]!.Properties).toMatchObject({
+      EndpointLogicalId: endpoint,
+      VariantName: 'AllTraffic',
+      InstanceType: 'ml.g5.xlarge',
+    });
+    expect(before[guard!]!.Properties).toMatchObject({ InstanceType: 'ml.g4dn.xlarge' });
+  });
+
+  it('gives the scalable target and its policies new logical IDs and policy names, and retains the target', () => {
+    expect(newTarget).not.toBe(oldTarget);
+    expect(newPolicy).not.toBe(oldPolicy);
+    expect(after[newPolicy!]!.Properties!.PolicyName).not.toEqual(before[oldPolicy!]!.Properties!.PolicyName);
+    expect(after[newTarget!]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain', DependsOn: [endpoint] });
+  });
+
+  it('deregisters (guard), updates the endpoint, registers the new target and policy, then drops the old policy', () => {
+    const plan = updatePlan(before, after);
+    const at = (step: string) => {
+      expect(plan).toContain(step);
+      return plan.indexOf(step);
+    };
+    expect(at(`update ${guard}`)).toBeLessThan(at(`update ${endpoint}`));
+    expect(at(`update ${endpoint}`)).toBeLessThan(at(`create ${newTarget}`));
+    expect(at(`create ${newTarget}`)).toBeLessThan(at(`create ${newPolicy}`));
+    expect(at(`create ${newPolicy}`)).toBeLessThan(at(`delete ${oldPolicy}`));
+    // Deleting the old target would deregister the new one (same ResourceId): it is retained instead.
+    expect(plan).toContain(`retain ${oldTarget}`);
+    expect(plan).not.toContain(`delete ${oldTarget}`);
+  });
+
+  it('leaves the scaling resources alone when the instance type stays (only the guard and endpoint are untouched too)', () => {
+    expect(updatePlan(before, autoscaledTemplate(InstanceType.G4DN_XLARGE))).toEqual([]);
+  });
+
+  it('treats a variant rename like an instance type change', () => {
+    const renamed = autoscaledTemplate(InstanceType.G4DN_XLARGE, 'Blue');
+    expect(idsOfType(renamed, 'AWS::ApplicationAutoScaling::ScalableTarget')).not.toEqual([oldTarget]);
+    expect(renamed[guard!]!.Properties).toMatchObject({ VariantName: 'Blue' });
+  });
+
+  it('deploys only index.js as the handler', () => {
+    expect(readdirSync(projectPath('constructs', 'handlers', 'scaling-guard'))).toEqual(['index.js']);
+  });
+});
+
+describe('the ScalingGuard handler (exact AWS requests)', () => {
+  const cfn = mockClient(CloudFormationClient);
+  const aas = mockClient(ApplicationAutoScalingClient);
+  const clients = () => ({ cloudformation: new CloudFormationClient({}), autoscaling: new ApplicationAutoScalingClient({}) });
+  const stackId = 'arn:aws:cloudformation:eu-west-1:111122223333:stack/S/0a1b';
+  const props = { EndpointLogicalId: 'MmeEndpoint8024A810', VariantName: 'AllTraffic', InstanceType: 'ml.g5.xlarge' };
+  const update = (old: Partial<typeof props>) =>
+    ({ RequestType: 'Update', StackId: stackId, ResourceProperties: props, OldResourceProperties: { ...props, ...old } }) as const;
+
+  beforeEach(() => {
+    cfn.reset();
+    aas.reset();
+    cfn.on(DescribeStackResourceCommand).resolves({
+      StackResourceDetail: {
+        LogicalResourceId: props.EndpointLogicalId,
+        ResourceType: 'AWS::SageMaker::Endpoint',
+        ResourceStatus: 'UPDATE_COMPLETE',
+        LastUpdatedTimestamp: new Date(),
+        PhysicalResourceId: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/mmeendpoint-abc123',
+      },
+    });
+    aas.on(DescribeScalableTargetsCommand).resolves({
+      ScalableTargets: [
+        {
+          ServiceNamespace: 'sagemaker',
+          ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic',
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          MinCapacity: 2,
+          MaxCapacity: 4,
+          RoleARN: 'arn:aws:iam::111122223333:role/x',
+          CreationTime: new Date(),
+        },
+      ],
+    });
+    aas.on(DeregisterScalableTargetCommand).resolves({});
+  });
+
+  it('deregisters the variant, with the case it was registered with, when the instance type changes', async () => {
+    const result = await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients());
+    expect(result).toEqual({ deregistered: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic' });
+    expect(cfn.commandCalls(DescribeStackResourceCommand).map((c) => c.args[0].input)).toEqual([
+      { StackName: stackId, LogicalResourceId: 'MmeEndpoint8024A810' },
+    ]);
+    expect(aas.commandCalls(DescribeScalableTargetsCommand).map((c) => c.args[0].input)).toEqual([{ ServiceNamespace: 'sagemaker' }]);
+    expect(aas.commandCalls(DeregisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        ServiceNamespace: 'sagemaker',
+        ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic',
+        ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      },
+    ]);
+  });
+
+  it('deregisters the old variant when the variant is renamed', async () => {
+    aas.on(DescribeScalableTargetsCommand).resolves({
+      ScalableTargets: [
+        {
+          ServiceNamespace: 'sagemaker',
+          ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/Blue',
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          MinCapacity: 1,
+          MaxCapacity: 2,
+          RoleARN: 'r',
+          CreationTime: new Date(),
+        },
+      ],
+    });
+    await onEvent(update({ VariantName: 'Blue' }), clients());
+    expect(aas.commandCalls(DeregisterScalableTargetCommand).map((c) => c.args[0].input.ResourceId)).toEqual([
+      'endpoint/MmeEndpoint-AbC123/variant/Blue',
+    ]);
+  });
+
+  it('calls nothing on create, and on an update that keeps instance type and variant', async () => {
+    await onEvent({ RequestType: 'Create', StackId: stackId, ResourceProperties: props }, clients());
+    await onEvent(update({}), clients());
+    expect(cfn.calls()).toHaveLength(0);
+    expect(aas.calls()).toHaveLength(0);
+  });
+
+  it('deregisters on delete (autoscaling removed from the app)', async () => {
+    await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients());
+    expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(1);
+  });
+
+  it('does nothing when the endpoint is gone (stack deletion) or the variant is not registered', async () => {
+    cfn
+      .on(DescribeStackResourceCommand)
+      .rejects(Object.assign(new Error('Resource MmeEndpoint8024A810 does not exist for stack S'), { name: 'ValidationError' }));
+    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({
+      deregistered: undefined,
+    });
+    cfn.reset();
+    cfn.on(DescribeStackResourceCommand).resolves({
+      StackResourceDetail: {
+        LogicalResourceId: 'x',
+        ResourceType: 'AWS::SageMaker::Endpoint',
+        ResourceStatus: 'UPDATE_COMPLETE',
+        LastUpdatedTimestamp: new Date(),
+        PhysicalResourceId: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/other',
+      },
+    });
+    expect(await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).toEqual({ deregistered: undefined });
+    expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
+  });
+
+  it('tolerates a target deregistered meanwhile, and fails on other errors', async () => {
+    aas.on(DeregisterScalableTargetCommand).rejects(Object.assign(new Error('gone'), { name: 'ObjectNotFoundException' }));
+    await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).resolves.toBeDefined();
+    aas.on(DeregisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).rejects.toThrow('denied');
+  });
+});
