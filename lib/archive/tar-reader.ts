@@ -63,7 +63,12 @@ export async function readTarGz(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<void> {
   const { signal } = options;
-  const input = typeof source === 'string' ? createReadStream(source, signal ? { signal } : {}) : signal ? addAbortSignal(signal, source) : source;
+  const input =
+    typeof source === 'string'
+      ? createReadStream(source, signal ? { signal } : {})
+      : signal
+        ? addAbortSignal(signal, source)
+        : source;
   const bytes = new ByteSource(decodedChunks(input, typeof source === 'string' ? source : undefined));
   try {
     await readEntries(bytes, onEntry);
@@ -166,7 +171,10 @@ export function unsafeEntryReason(entry: TarEntry): string | undefined {
     case 'symlink':
       return `is a symbolic link (to "${entry.linkName ?? ''}"); replace it with the file or directory it points to`;
     case 'other':
-      return `is ${OTHER_TYPE_NAMES[entry.typeflag] ?? `an entry of tar type "${entry.typeflag}"`}; only regular files and directories are allowed`;
+      return (
+        `is ${OTHER_TYPE_NAMES[entry.typeflag] ?? `an entry of tar type "${entry.typeflag}"`}; ` +
+        'only regular files and directories are allowed'
+      );
   }
 }
 

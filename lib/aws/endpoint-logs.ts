@@ -56,7 +56,11 @@ export interface FollowOptions extends EndpointLogOptions {
 }
 
 /** Every event of the query's window, oldest first. */
-export async function readEndpointLogEvents(client: CloudWatchLogsClient, query: EndpointLogQuery, options: EndpointLogOptions = {}): Promise<LogEvent[]> {
+export async function readEndpointLogEvents(
+  client: CloudWatchLogsClient,
+  query: EndpointLogQuery,
+  options: EndpointLogOptions = {},
+): Promise<LogEvent[]> {
   const parser = new EndpointLogParser({ year: query.start.getUTCFullYear() });
   for await (const page of logPages(client, { ...query, end: query.end ?? new Date() }, options)) {
     for (const record of page) parser.push(record);
@@ -145,7 +149,10 @@ async function* logPages(client: CloudWatchLogsClient, query: EndpointLogQuery, 
   do {
     let page: FilterLogEventsCommandOutput;
     try {
-      page = await client.send(new FilterLogEventsCommand(nextToken ? { ...input, nextToken } : input), options.signal ? { abortSignal: options.signal } : {});
+      page = await client.send(
+        new FilterLogEventsCommand(nextToken ? { ...input, nextToken } : input),
+        options.signal ? { abortSignal: options.signal } : {},
+      );
     } catch (err) {
       throw await explainLogsError(err, client, query.endpointName, options);
     }
@@ -164,7 +171,12 @@ function onlyTarget(events: LogEvent[], targetModel: string | undefined): LogEve
 }
 
 /** A sentence for a failed FilterLogEvents call, with the code the CLI turns into an exit code. */
-async function explainLogsError(err: unknown, client: CloudWatchLogsClient, endpointName: string, options: EndpointLogOptions): Promise<MmeError> {
+async function explainLogsError(
+  err: unknown,
+  client: CloudWatchLogsClient,
+  endpointName: string,
+  options: EndpointLogOptions,
+): Promise<MmeError> {
   const group = endpointLogGroup(endpointName);
   const region = options.region ?? (await client.config.region().catch(() => undefined));
   const inRegion = region ? ` in ${region}` : '';
@@ -180,17 +192,29 @@ async function explainLogsError(err: unknown, client: CloudWatchLogsClient, endp
     );
   }
   if (/Throttl|TooManyRequests|LimitExceeded|RequestLimitExceeded/i.test(name)) {
-    return new MmeError('AWS_THROTTLED', `CloudWatch Logs kept throttling logs:FilterLogEvents (${name}) after retries with backoff; try again in a minute or read a shorter window (--since).`);
+    return new MmeError(
+      'AWS_THROTTLED',
+      `CloudWatch Logs kept throttling logs:FilterLogEvents (${name}) after retries with backoff; ` +
+        'try again in a minute or read a shorter window (--since).',
+    );
   }
   const profile = options.profile ? { profile: options.profile } : {};
-  return explainAwsError(err, { permission: 'logs:FilterLogEvents', resource: `log group ${group}`, ...(region ? { region } : {}), ...profile });
+  return explainAwsError(err, {
+    permission: 'logs:FilterLogEvents',
+    resource: `log group ${group}`,
+    ...(region ? { region } : {}),
+    ...profile,
+  });
 }
 
 /** Why the log group is missing: the endpoint does not exist here, or it has not written anything (yet). */
 async function missingLogGroup(endpointName: string, group: string, inRegion: string, options: EndpointLogOptions): Promise<MmeError> {
   const base = `Log group ${group} does not exist${inRegion}.`;
   if (!options.sageMaker) {
-    return new MmeError('LOG_GROUP_NOT_FOUND', `${base} Check the endpoint name and --region; an endpoint's log group appears when its first instance starts writing.`);
+    return new MmeError(
+      'LOG_GROUP_NOT_FOUND',
+      `${base} Check the endpoint name and --region; an endpoint's log group appears when its first instance starts writing.`,
+    );
   }
   const { DescribeEndpointCommand } = await loadSageMaker();
   const sageMaker = typeof options.sageMaker === 'function' ? await options.sageMaker() : options.sageMaker;
@@ -198,16 +222,24 @@ async function missingLogGroup(endpointName: string, group: string, inRegion: st
     const endpoint = await sageMaker.send(new DescribeEndpointCommand({ EndpointName: endpointName }));
     return new MmeError(
       'LOG_GROUP_NOT_FOUND',
-      `${base} Endpoint '${endpointName}' exists (${endpoint.EndpointStatus ?? 'status unknown'}) but none of its instances has written a line yet, or the log group was deleted` +
-        (endpoint.EndpointStatus === 'Creating' ? ': wait for its first instance to start.' : '. Logs come back when an instance writes again.'),
+      `${base} Endpoint '${endpointName}' exists (${endpoint.EndpointStatus ?? 'status unknown'}) ` +
+        'but none of its instances has written a line yet, or the log group was deleted' +
+        (endpoint.EndpointStatus === 'Creating'
+          ? ': wait for its first instance to start.'
+          : '. Logs come back when an instance writes again.'),
     );
   } catch (err) {
     if (awsErrorName(err) === 'ValidationException' && /Could not find endpoint/i.test((err as Error).message ?? '')) {
-      return new MmeError('AWS_NOT_FOUND', `Endpoint '${endpointName}' does not exist${inRegion}, so it has no log group. Check the name and --region (aws sagemaker list-endpoints).`);
+      return new MmeError(
+        'AWS_NOT_FOUND',
+        `Endpoint '${endpointName}' does not exist${inRegion}, so it has no log group. ` +
+          'Check the name and --region (aws sagemaker list-endpoints).',
+      );
     }
     return new MmeError(
       'LOG_GROUP_NOT_FOUND',
-      `${base} Check the endpoint name and --region (whether the endpoint exists could not be checked: ${awsErrorName(err)}; it needs sagemaker:DescribeEndpoint).`,
+      `${base} Check the endpoint name and --region ` +
+        `(whether the endpoint exists could not be checked: ${awsErrorName(err)}; it needs sagemaker:DescribeEndpoint).`,
     );
   }
 }

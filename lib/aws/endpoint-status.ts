@@ -107,7 +107,11 @@ export async function endpointStatus(
       return [] as MetricSummary[];
     }),
     clients.logs
-      ? recentModelFailures(clients.logs, { endpointName, start, end, variant: endpoint.variantName }, { ...options, sageMaker: clients.sageMaker }).catch((err: Error) => {
+      ? recentModelFailures(
+          clients.logs,
+          { endpointName, start, end, variant: endpoint.variantName },
+          { ...options, sageMaker: clients.sageMaker },
+        ).catch((err: Error) => {
           notes.push(`Failures not shown: ${err.message}`);
           return undefined;
         })

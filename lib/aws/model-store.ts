@@ -249,7 +249,8 @@ function uploadError(
 ): MmeError {
   const key = objectKey(details.location, details.targetModel);
   const cleanup = details.leftover
-    ? ` Some uploaded parts may remain (and are billed); remove them with: ${abortCommand(details.location.bucket, key, details.leftover, details)}`
+    ? ' Some uploaded parts may remain (and are billed); remove them with: ' +
+      abortCommand(details.location.bucket, key, details.leftover, details)
     : ' Nothing was left in S3 (the multipart upload was aborted).';
   if (details.aborted) return new MmeError('UPLOAD_CANCELLED', `Push of ${details.url} cancelled.${cleanup}`);
   const name = awsErrorName(err);

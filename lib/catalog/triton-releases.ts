@@ -68,10 +68,26 @@ const RELEASES: readonly TritonRelease[] = [
     python: '3.10',
     ubuntu: '22.04',
     sources: [
-      { fact: 'CUDA 12.6.1; data-center drivers 470.57+ (R470), 525.85+, 535.86+, 545.23+; compute capability 6.0 and later', url: `${NOTES}/rel-24-09.html`, read: READ },
-      { fact: 'CUDA 12.6.1.006 with driver 560.35.03 (24.09 row of the vllm-python-py3 table, same CUDA base)', url: `${COMPATIBILITY_MATRIX}#L96`, read: READ },
-      { fact: 'TensorRT 10.4.0.26 (ARG TENSORRT_VERSION of the same release\'s build)', url: `${SERVER}/c3414c1314ff2eaaae1987735b1dc5fc3300e8be/Dockerfile.win10.min#L40`, read: READ },
-      { fact: 'the stub is built with Python 3.10 ("default version of the stub is Python 3.10")', url: `${PYTHON_BACKEND}/d84bb57b06c985162fe537b46593281589bfb4d5/README.md#L997`, read: READ },
+      {
+        fact: 'CUDA 12.6.1; data-center drivers 470.57+ (R470), 525.85+, 535.86+, 545.23+; compute capability 6.0 and later',
+        url: `${NOTES}/rel-24-09.html`,
+        read: READ,
+      },
+      {
+        fact: 'CUDA 12.6.1.006 with driver 560.35.03 (24.09 row of the vllm-python-py3 table, same CUDA base)',
+        url: `${COMPATIBILITY_MATRIX}#L96`,
+        read: READ,
+      },
+      {
+        fact: 'TensorRT 10.4.0.26 (ARG TENSORRT_VERSION of the same release\'s build)',
+        url: `${SERVER}/c3414c1314ff2eaaae1987735b1dc5fc3300e8be/Dockerfile.win10.min#L40`,
+        read: READ,
+      },
+      {
+        fact: 'the stub is built with Python 3.10 ("default version of the stub is Python 3.10")',
+        url: `${PYTHON_BACKEND}/d84bb57b06c985162fe537b46593281589bfb4d5/README.md#L997`,
+        read: READ,
+      },
     ],
   },
   {
@@ -84,8 +100,18 @@ const RELEASES: readonly TritonRelease[] = [
     python: '3.12',
     ubuntu: '24.04',
     sources: [
-      { fact: 'Ubuntu 24.04 with Python 3.12; TensorRT 10.7.0.23; CUDA 12.6.3; drivers 470.57+, 525.85+, 535.86+, 545.23+; compute capability 6.0 and later', url: `${SERVER}/1344e8f410122b2621c79dc7356a8b5f8c8fa353/docs/introduction/release_notes.md#L41-L87`, read: READ },
-      { fact: 'CUDA 12.6.3.004 with driver 560.35.05 (24.12 vllm-python-py3 row)', url: `${COMPATIBILITY_MATRIX}#L93`, read: READ },
+      {
+        fact:
+          'Ubuntu 24.04 with Python 3.12; TensorRT 10.7.0.23; CUDA 12.6.3; drivers 470.57+, 525.85+, 535.86+, 545.23+; ' +
+          'compute capability 6.0 and later',
+        url: `${SERVER}/1344e8f410122b2621c79dc7356a8b5f8c8fa353/docs/introduction/release_notes.md#L41-L87`,
+        read: READ,
+      },
+      {
+        fact: 'CUDA 12.6.3.004 with driver 560.35.05 (24.12 vllm-python-py3 row)',
+        url: `${COMPATIBILITY_MATRIX}#L93`,
+        read: READ,
+      },
     ],
   },
   {
@@ -98,8 +124,18 @@ const RELEASES: readonly TritonRelease[] = [
     python: '3.12',
     ubuntu: '24.04',
     sources: [
-      { fact: 'Ubuntu 24.04 with Python 3.12; TensorRT 10.8.0.43; CUDA 12.8.0.038; drivers 470.57+, 525.85+, 535.86+, 545.23+; compute capability 7.5 and later', url: `${SERVER}/23b9c72e89967d1af7a67284a00601ee35f81d11/docs/introduction/release_notes.md#L48-L115`, read: READ },
-      { fact: 'CUDA 12.8.0.038 with driver 570.86.10 (25.01 vllm-python-py3 row)', url: `${COMPATIBILITY_MATRIX}#L92`, read: READ },
+      {
+        fact:
+          'Ubuntu 24.04 with Python 3.12; TensorRT 10.8.0.43; CUDA 12.8.0.038; drivers 470.57+, 525.85+, 535.86+, 545.23+; ' +
+          'compute capability 7.5 and later',
+        url: `${SERVER}/23b9c72e89967d1af7a67284a00601ee35f81d11/docs/introduction/release_notes.md#L48-L115`,
+        read: READ,
+      },
+      {
+        fact: 'CUDA 12.8.0.038 with driver 570.86.10 (25.01 vllm-python-py3 row)',
+        url: `${COMPATIBILITY_MATRIX}#L92`,
+        read: READ,
+      },
     ],
   },
 ];

@@ -26,7 +26,12 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
       total += model.size;
       if (options.json) {
         const lastModified = model.lastModified?.toISOString() ?? null;
-        models.push({ targetModel: model.targetModel, size: model.size, lastModified, ...(model.problem ? { problem: model.problem } : {}) });
+        models.push({
+          targetModel: model.targetModel,
+          size: model.size,
+          lastModified,
+          ...(model.problem ? { problem: model.problem } : {}),
+        });
         continue;
       }
       if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);

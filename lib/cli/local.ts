@@ -69,7 +69,10 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
   if (problem) throw new MmeError('USAGE', `TargetModel ${JSON.stringify(targetModel)} ${problem}.`);
   const containerRoot = options.containerRoot ?? CONTAINER_MODELS_ROOT;
   if (!containerRoot.startsWith('/')) {
-    throw new MmeError('USAGE', `--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`);
+    throw new MmeError(
+      'USAGE',
+      `--container-root ${containerRoot} must be an absolute path inside the container (default ${CONTAINER_MODELS_ROOT}).`,
+    );
   }
   const hash = modelHash(targetModel);
   // Before anything is sent: a bad --instance-type, --triton-version or --inference-ami-version is a usage error.
@@ -128,9 +131,11 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
     io.stdout(
       `Loaded ${targetModel} in ${seconds.toFixed(1)} s\n` +
         `  hash (model_name): ${hash}\n` +
-        `  extracted to:      ${staged.modelDir} (${staged.entries.length} entries${staged.replaced ? ', replacing the previous copy' : ''})\n` +
+        `  extracted to:      ${staged.modelDir} ` +
+        `(${staged.entries.length} entries${staged.replaced ? ', replacing the previous copy' : ''})\n` +
         `  container url:     ${url}\n` +
-        `Invoke it with: mme-deploy local invoke ${shellQuote(targetModel)} ${invokeHint(await servedModelConfig(staged.modelDir).catch(() => undefined))}\n`,
+        `Invoke it with: mme-deploy local invoke ${shellQuote(targetModel)} ` +
+        `${invokeHint(await servedModelConfig(staged.modelDir).catch(() => undefined))}\n`,
     );
   }
   return ExitCode.Ok;
@@ -217,7 +222,13 @@ export async function runLocalList(options: LocalConnectionOptions, io: CliIo): 
     // Triton's GET /models only names models whose Triton name equals their hash, which a TargetModel never is,
     // so each staged archive is asked about directly.
     const described = await client.describe(hash);
-    rows.set(hash, { targetModel: record.targetModel, hash, loaded: described.status === 200, archive: record.archive, ...modelUrlOf(described) });
+    rows.set(hash, {
+      targetModel: record.targetModel,
+      hash,
+      loaded: described.status === 200,
+      archive: record.archive,
+      ...modelUrlOf(described),
+    });
   }
   let unnamed = 0;
   for (const model of listed) {
@@ -226,7 +237,11 @@ export async function runLocalList(options: LocalConnectionOptions, io: CliIo): 
       continue;
     }
     const row = rows.get(model.modelName);
-    rows.set(model.modelName, { ...(row ?? { hash: model.modelName }), loaded: true, ...(model.modelUrl ? { modelUrl: model.modelUrl } : {}) });
+    rows.set(model.modelName, {
+      ...(row ?? { hash: model.modelName }),
+      loaded: true,
+      ...(model.modelUrl ? { modelUrl: model.modelUrl } : {}),
+    });
   }
   const all = [...rows.values()].sort((a, b) => (a.targetModel ?? a.hash).localeCompare(b.targetModel ?? b.hash));
   if (options.json) {
@@ -238,7 +253,11 @@ export async function runLocalList(options: LocalConnectionOptions, io: CliIo): 
     return ExitCode.Ok;
   }
   const header = ['TARGET MODEL', 'HASH', 'STATE'];
-  const table = all.map((row) => [row.targetModel ?? '(not loaded by mme-deploy)', row.hash, row.loaded ? 'loaded' : 'extracted, not loaded']);
+  const table = all.map((row) => [
+    row.targetModel ?? '(not loaded by mme-deploy)',
+    row.hash,
+    row.loaded ? 'loaded' : 'extracted, not loaded',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   for (const line of [header, ...table]) io.stdout(`${line.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join('  ')}\n`);
   if (unnamed > 0) {

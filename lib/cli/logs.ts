@@ -39,14 +39,23 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
     ...(options.variant ? { variant: options.variant } : {}),
     ...(options.targetModel ? { targetModel: options.targetModel } : {}),
   };
-  const context = { sageMaker: describer, ...(options.region ? { region: options.region } : {}), ...(options.profile ? { profile: options.profile } : {}), ...(signal ? { signal } : {}) };
-  const print = (events: readonly LogEvent[]) => io.stdout(options.json ? events.map((e) => `${JSON.stringify(e)}\n`).join('') : formatEvents(events));
+  const context = {
+    sageMaker: describer,
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(signal ? { signal } : {}),
+  };
+  const print = (events: readonly LogEvent[]) =>
+    io.stdout(options.json ? events.map((e) => `${JSON.stringify(e)}\n`).join('') : formatEvents(events));
   try {
     if (!options.follow) {
       const events = await readEndpointLogEvents(logs, { ...query, end: now }, context);
       print(events);
       if (events.length === 0) {
-        io.stderr(`note: no events in ${endpointLogGroup(options.endpoint)} since ${formatTime(start)} UTC${options.targetModel ? ` for ${options.targetModel}` : ''}.\n`);
+        io.stderr(
+          `note: no events in ${endpointLogGroup(options.endpoint)} since ${formatTime(start)} UTC` +
+            `${options.targetModel ? ` for ${options.targetModel}` : ''}.\n`,
+        );
       }
       return ExitCode.Ok;
     }
@@ -70,7 +79,10 @@ export function parseSince(text: string, now: Date): Date {
   }
   const time = /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(text.trim()) ? Date.parse(text.trim()) : NaN;
   if (Number.isNaN(time)) {
-    throw new MmeError('USAGE', `--since '${text}' is neither a duration (30s, 15m, 1h, 2d, 1w) nor an ISO 8601 time (2026-11-30T14:00:00Z).`);
+    throw new MmeError(
+      'USAGE',
+      `--since '${text}' is neither a duration (30s, 15m, 1h, 2d, 1w) nor an ISO 8601 time (2026-11-30T14:00:00Z).`,
+    );
   }
   if (time > now.getTime()) throw new MmeError('USAGE', `--since ${text} is in the future.`);
   return new Date(time);
@@ -79,7 +91,9 @@ export function parseSince(text: string, now: Date): Date {
 function parsePollInterval(text: string | undefined): number {
   if (text === undefined) return 5000;
   const seconds = Number(text);
-  if (!Number.isFinite(seconds) || seconds < 1) throw new MmeError('USAGE', `--poll-interval '${text}' must be a number of seconds, 1 or more.`);
+  if (!Number.isFinite(seconds) || seconds < 1) {
+    throw new MmeError('USAGE', `--poll-interval '${text}' must be a number of seconds, 1 or more.`);
+  }
   return seconds * 1000;
 }
 
@@ -120,7 +134,9 @@ export function formatEvents(events: readonly LogEvent[]): string {
 function formatEvent(e: LogEvent, run: readonly LogEvent[]): string {
   const who = modelLabel(e);
   const instances = [...new Set(run.map((r) => r.instance))];
-  const head = [formatTime(e.time), instances.length > 1 ? `${instances.length} instances` : e.instance, who, LABELS[e.kind]].filter(Boolean).join('  ');
+  const head = [formatTime(e.time), instances.length > 1 ? `${instances.length} instances` : e.instance, who, LABELS[e.kind]]
+    .filter(Boolean)
+    .join('  ');
   const repeat = run.length > 1 ? `  (${run.length} times until ${formatTime(run[run.length - 1]!.time).slice(11)})` : '';
   const lines = [`${head}${repeat}`];
   const detail = (text: string) => lines.push(...text.split('\n').map((l) => `    ${l}`));
@@ -180,7 +196,10 @@ export function formatFailureSummary(failures: readonly ModelFailures[]): string
     const where = f.instances.length === 1 ? f.instances[0] : `${f.instances.length} instances`;
     const what = LABELS[f.last.kind].toLowerCase();
     const inner = f.last.tritonModel && f.last.tritonModel !== f.targetModel ? `${f.last.tritonModel}: ` : '';
-    lines.push(`${model}  ${f.count} failure${f.count === 1 ? '' : 's'} on ${where}, last ${formatTime(f.last.time).slice(11, 16)} ${what}`);
+    lines.push(
+      `${model}  ${f.count} failure${f.count === 1 ? '' : 's'} on ${where}, ` +
+        `last ${formatTime(f.last.time).slice(11, 16)} ${what}`,
+    );
     lines.push(`    ${inner}${f.last.failure?.title ?? shortenIds(f.last.message).split('\n')[0]}`);
     if (f.last.failure) lines.push(`    fix: ${f.last.failure.fix}`);
   }

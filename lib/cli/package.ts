@@ -118,7 +118,9 @@ function outputOf(repo: string, options: PackageOptions, cwd: string): { output:
   const intoDirectory = given !== undefined && (/[\\/]$/.test(given) || isDirectory(resolve(cwd, given)));
   const name = options.name ?? (given !== undefined && !intoDirectory ? basename(given) : undefined);
   const file = name ?? defaultTargetModel(repo);
-  if (given !== undefined) return { output: intoDirectory ? join(resolve(cwd, given), file) : resolve(cwd, given), ...(name ? { name } : {}) };
+  if (given !== undefined) {
+    return { output: intoDirectory ? join(resolve(cwd, given), file) : resolve(cwd, given), ...(name ? { name } : {}) };
+  }
   const dir = isInside(realPath(repo), realPath(cwd)) ? dirname(repo) : cwd;
   return { output: join(dir, file), ...(name ? { name } : {}) };
 }
@@ -128,7 +130,11 @@ function exampleInputs(models: PackManifest['models']): string {
   const inputs = servedModel(models)?.config?.input ?? [];
   if (inputs.length === 0) return '--input <NAME>=@<file>';
   return inputs
-    .map((i) => (i.data_type === 'TYPE_STRING' ? `--text ${shellQuote(`${i.name}=<sentence>`)}` : `--input ${shellQuote(`${i.name}=@${i.name}.json`)}`))
+    .map((i) =>
+      i.data_type === 'TYPE_STRING'
+        ? `--text ${shellQuote(`${i.name}=<sentence>`)}`
+        : `--input ${shellQuote(`${i.name}=@${i.name}.json`)}`,
+    )
     .join(' ');
 }
 

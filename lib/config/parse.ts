@@ -146,7 +146,12 @@ class TextFormatParser {
   parse() {
     const config: Record<string, unknown> = {};
     if (this.text.length > MAX_CONFIG_BYTES) {
-      this.report(this.token, 'config-too-large', `The file is ${this.text.length} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`);
+      this.report(
+        this.token,
+        'config-too-large',
+        `The file is ${this.text.length} bytes; a model configuration is at most ${MAX_CONFIG_BYTES} bytes here. ` +
+          'Check that this is really a config.pbtxt.',
+      );
       return { config, diagnostics: this.diagnostics, positions: this.positions };
     }
     try {
@@ -218,7 +223,8 @@ class TextFormatParser {
             this.report(
               tok,
               'oneof-conflict',
-              `Field "${fieldName}" is specified along with field "${other}", another member of oneof "${group}". Only one of them may be set.`,
+              `Field "${fieldName}" is specified along with field "${other}", another member of oneof "${group}". ` +
+                'Only one of them may be set.',
             );
           }
           if (at < 0) oneofs.push(group, fieldName);
@@ -252,7 +258,11 @@ class TextFormatParser {
     if (this.isSymbol('[')) {
       const open = this.token;
       if (!repeated) {
-        this.report(open, 'wrong-value-type', `Field "${name}" is not repeated: a list "[...]" cannot be given for it. Write a single value.`);
+        this.report(
+          open,
+          'wrong-value-type',
+          `Field "${name}" is not repeated: a list "[...]" cannot be given for it. Write a single value.`,
+        );
       }
       this.advance();
       if (this.isSymbol(']')) {
@@ -287,7 +297,12 @@ class TextFormatParser {
       if (!map) target[name] = map = Object.create(null) as Record<string, unknown>;
       const key = entry.key === undefined ? defaultKey(field.key) : String(entry.key);
       if (Object.prototype.hasOwnProperty.call(map, key)) {
-        this.report(start, 'duplicate-map-key', `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`, 'warning');
+        this.report(
+          start,
+          'duplicate-map-key',
+          `"${name}" has the key "${key}" more than once; protobuf keeps the last one. Remove the duplicate.`,
+          'warning',
+        );
       }
       map[key] = entry.value === undefined ? defaultValue(field.value) : entry.value;
       // A fault about an entry is shown at its key (`key: "pixel_values"`), where the entry is named.
@@ -399,7 +414,11 @@ class TextFormatParser {
     const first = this.token;
     if (first.kind !== 'string') {
       this.expectValueToken(first);
-      this.report(first, 'wrong-value-type', `Expected string for field "${name}", got: ${this.describe(first)}. Put the value in double quotes.`);
+      this.report(
+        first,
+        'wrong-value-type',
+        `Expected string for field "${name}", got: ${this.describe(first)}. Put the value in double quotes.`,
+      );
       this.skipScalar();
       return undefined;
     }
@@ -434,7 +453,11 @@ class TextFormatParser {
   }
 
   private invalidUtf8(first: Token, name: string): undefined {
-    this.report(first, 'invalid-utf8', `String field "${name}" contains invalid UTF-8 data (proto3 strings must be UTF-8). Check the escape sequences.`);
+    this.report(
+      first,
+      'invalid-utf8',
+      `String field "${name}" contains invalid UTF-8 data (proto3 strings must be UTF-8). Check the escape sequences.`,
+    );
     return undefined;
   }
 
@@ -513,7 +536,12 @@ class TextFormatParser {
       this.advance();
       if (values.includes(start.text)) return start.text;
       if (start.text === 'TYPE_BYTES' && enumName === 'DataType') {
-        this.report(start, 'type-bytes', `Unknown enumeration value of "TYPE_BYTES" for field "${name}". Triton's config calls variable-length bytes TYPE_STRING (BYTES is only the name on the wire): write TYPE_STRING.`);
+        this.report(
+          start,
+          'type-bytes',
+          `Unknown enumeration value of "TYPE_BYTES" for field "${name}". ` +
+            "Triton's config calls variable-length bytes TYPE_STRING (BYTES is only the name on the wire): write TYPE_STRING.",
+        );
         return undefined;
       }
       const suggestion = closest(start.text, values);
@@ -534,7 +562,8 @@ class TextFormatParser {
       this.report(
         start,
         'unknown-enum-number',
-        `${index} is not a value of ${enumName.split('.').pop()} for field "${name}". protobuf accepts the number, but Triton knows no such value: use one of ${values.map((v, i) => `${v} (${i})`).join(', ')}.`,
+        `${index} is not a value of ${enumName.split('.').pop()} for field "${name}". ` +
+          `protobuf accepts the number, but Triton knows no such value: use one of ${values.map((v, i) => `${v} (${i})`).join(', ')}.`,
         'warning',
       );
       return index as unknown as string;
@@ -616,7 +645,12 @@ class TextFormatParser {
     throw new SyntaxStop();
   }
 
-  private report(tok: { line: number; column: number; offset: number }, code: string, message: string, severity: 'error' | 'warning' = 'error') {
+  private report(
+    tok: { line: number; column: number; offset: number },
+    code: string,
+    message: string,
+    severity: 'error' | 'warning' = 'error',
+  ) {
     const source = { file: this.options.file ?? 'config.pbtxt', model: this.options.model, text: this.text };
     this.diagnostics.push(diagnostic(severity, code, message, source, tok));
   }

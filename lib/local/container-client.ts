@@ -37,7 +37,10 @@ export function parseContainerUrl(text: string): URL {
     throw new MmeError('USAGE', `--url ${text}: the container's SageMaker port speaks plain http (e.g. ${DEFAULT_CONTAINER_URL}).`);
   }
   if (url.pathname !== '/' || url.search || url.hash) {
-    throw new MmeError('USAGE', `--url ${text}: give only scheme, host and port (e.g. ${DEFAULT_CONTAINER_URL}); the paths are SageMaker's.`);
+    throw new MmeError(
+      'USAGE',
+      `--url ${text}: give only scheme, host and port (e.g. ${DEFAULT_CONTAINER_URL}); the paths are SageMaker's.`,
+    );
   }
   return url;
 }
@@ -97,10 +100,16 @@ export class MmeContainerClient {
           res.on('end', () => {
             const response = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
             const notTriton = notTritonReason(response);
-            if (notTriton) reject(new MmeError('CONTAINER_UNREACHABLE', `${this.baseUrl.origin} is not a Triton container's SageMaker port: ` +
-              `${method} ${path} answered HTTP ${response.status} with ${notTriton}, where Triton answers JSON. Pass the ` +
-              `port the container publishes as 8080 with --url (it runs \`serve\` with SAGEMAKER_MULTI_MODEL=true).`));
-            else resolvePromise(response);
+            if (notTriton) {
+              reject(
+                new MmeError(
+                  'CONTAINER_UNREACHABLE',
+                  `${this.baseUrl.origin} is not a Triton container's SageMaker port: ` +
+                    `${method} ${path} answered HTTP ${response.status} with ${notTriton}, where Triton answers JSON. Pass the ` +
+                    `port the container publishes as 8080 with --url (it runs \`serve\` with SAGEMAKER_MULTI_MODEL=true).`,
+                ),
+              );
+            } else resolvePromise(response);
           });
         },
       );
@@ -171,5 +180,8 @@ export function parseModelList(response: ContainerResponse): ListedModel[] {
   } catch {
     // Reported below.
   }
-  throw new MmeError('CONTAINER_FAILED', `GET /models answered something that is not a model list: ${response.body.toString('utf8').slice(0, 200)}`);
+  throw new MmeError(
+    'CONTAINER_FAILED',
+    `GET /models answered something that is not a model list: ${response.body.toString('utf8').slice(0, 200)}`,
+  );
 }

@@ -46,7 +46,10 @@ export function defaultTargetModel(archive: string): string {
 export function targetModelProblem(targetModel: string): string | undefined {
   if (targetModel === '') return 'is empty';
   if (targetModel.includes('/')) {
-    return 'contains "/", which Triton refuses in a model name ("must not contain path traversal characters"); use a flat name such as sentiment.tar.gz';
+    return (
+      'contains "/", which Triton refuses in a model name ("must not contain path traversal characters"); ' +
+      'use a flat name such as sentiment.tar.gz'
+    );
   }
   if (targetModel === '.' || targetModel === '..') return 'is not a usable model name';
   if (/[\u0000-\u001f\u007f]/.test(targetModel)) return 'contains control characters';
@@ -115,7 +118,9 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
     await writeFile(join(staging, STAGE_RECORD), `${JSON.stringify(record, null, 2)}\n`);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
-    if (isMmeError(err, 'ABORTED')) throw new MmeError('ABORTED', `interrupted: ${archive} was not loaded, and nothing of it was left in ${modelsDir}.`);
+    if (isMmeError(err, 'ABORTED')) {
+      throw new MmeError('ABORTED', `interrupted: ${archive} was not loaded, and nothing of it was left in ${modelsDir}.`);
+    }
     throw new MmeError(extractionErrorCode(err), `Could not extract ${archive}: ${(err as Error).message}`, { cause: err });
   }
 
@@ -127,7 +132,14 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   } else {
     await rename(staging, hashDir);
   }
-  const staged = { hash, hashDir, modelDir: join(hashDir, 'model'), entries, replaced: Boolean(existing), tensorrtPlans: checked.tensorrtPlans };
+  const staged = {
+    hash,
+    hashDir,
+    modelDir: join(hashDir, 'model'),
+    entries,
+    replaced: Boolean(existing),
+    tensorrtPlans: checked.tensorrtPlans,
+  };
   return { diagnostics: checked.diagnostics, staged };
 }
 

@@ -57,15 +57,29 @@ export interface TargetFinding {
 export function resolveTarget(options: TargetOptions, container?: LocalContainer): TargetEnvironment {
   const instanceType = findInstanceType(options.instanceType ?? 'ml.g4dn.xlarge');
   if (!instanceType) {
-    throw new MmeError('USAGE', `--instance-type ${options.instanceType}: not a GPU instance type the catalog knows (for example ml.g4dn.xlarge).`);
+    throw new MmeError(
+      'USAGE',
+      `--instance-type ${options.instanceType}: not a GPU instance type the catalog knows (for example ml.g4dn.xlarge).`,
+    );
   }
   const tritonVersion = options.tritonVersion ?? container?.tritonVersion ?? DEFAULT_TRITON_VERSION;
-  if (!isTritonVersion(tritonVersion)) throw new MmeError('USAGE', `--triton-version ${tritonVersion}: expected YY.MM, for example ${DEFAULT_TRITON_VERSION}.`);
+  if (!isTritonVersion(tritonVersion)) {
+    throw new MmeError('USAGE', `--triton-version ${tritonVersion}: expected YY.MM, for example ${DEFAULT_TRITON_VERSION}.`);
+  }
   const driver = sageMakerGpuDriver(options.inferenceAmiVersion);
   if (!driver) {
-    throw new MmeError('USAGE', `--inference-ami-version ${options.inferenceAmiVersion}: not an InferenceAmiVersion the catalog knows (al2-ami-sagemaker-inference-gpu-2, -2-1, -3-1).`);
+    throw new MmeError(
+      'USAGE',
+      `--inference-ami-version ${options.inferenceAmiVersion}: not an InferenceAmiVersion the catalog knows ` +
+        '(al2-ami-sagemaker-inference-gpu-2, -2-1, -3-1).',
+    );
   }
-  return { instanceType, tritonVersion, driver, ...(options.inferenceAmiVersion ? { inferenceAmiVersion: options.inferenceAmiVersion } : {}) };
+  return {
+    instanceType,
+    tritonVersion,
+    driver,
+    ...(options.inferenceAmiVersion ? { inferenceAmiVersion: options.inferenceAmiVersion } : {}),
+  };
 }
 
 /** Runs a program found on `env.PATH`; resolves undefined when it is missing, fails or takes more than 10 s. */
@@ -103,7 +117,11 @@ export async function queryLocalGpus(env: NodeJS.ProcessEnv): Promise<LocalGpu[]
  * The container behind `url`: `container` when named, else the one running container that publishes the URL's port.
  * Undefined when docker is not there, or no single container matches.
  */
-export async function inspectLocalContainer(url: URL, container: string | undefined, env: NodeJS.ProcessEnv): Promise<LocalContainer | undefined> {
+export async function inspectLocalContainer(
+  url: URL,
+  container: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<LocalContainer | undefined> {
   let id = container;
   if (id === undefined) {
     const port = url.port || '80';
@@ -145,7 +163,11 @@ export interface LocalEnvironment {
  * What may differ between a load here and a load on `target`. `tensorrtPlans` names the archive's TensorRT plan
  * models: an engine runs only on the compute capability and TensorRT version it was built for.
  */
-export function compareWithTarget(local: LocalEnvironment, target: TargetEnvironment, tensorrtPlans: readonly string[] = []): TargetFinding[] {
+export function compareWithTarget(
+  local: LocalEnvironment,
+  target: TargetEnvironment,
+  tensorrtPlans: readonly string[] = [],
+): TargetFinding[] {
   const findings: TargetFinding[] = [];
   const gpu = local.gpus?.[0];
   const instance = target.instanceType;
@@ -160,14 +182,18 @@ export function compareWithTarget(local: LocalEnvironment, target: TargetEnviron
     });
   } else {
     if (tensorrtPlans.length > 0 && gpu.computeCapability !== instance.computeCapability) {
-      const here = gpu.computeCapability ? `compute capability ${gpu.computeCapability}` : 'an unknown compute capability (nvidia-smi has no compute_cap)';
+      const here = gpu.computeCapability
+        ? `compute capability ${gpu.computeCapability}`
+        : 'an unknown compute capability (nvidia-smi has no compute_cap)';
       findings.push({
         severity: 'warning',
         code: 'tensorrt-plan-gpu',
         message:
           `This machine's ${gpu.name} has ${here}, the target ${onTarget} does not: a TensorRT engine only runs on the ` +
-          `compute capability it was built for, so the plans of ${tensorrtPlans.map((m) => `'${m}'`).join(', ')} cannot both load here and there ` +
-          `(TensorRT: "The engine plan file is generated on an incompatible device ... please rebuild"). Build them on a ${instance.gpuModel}` +
+          `compute capability it was built for, so the plans of ${tensorrtPlans.map((m) => `'${m}'`).join(', ')} ` +
+          'cannot both load here and there ' +
+          '(TensorRT: "The engine plan file is generated on an incompatible device ... please rebuild"). ' +
+          `Build them on a ${instance.gpuModel}` +
           `${release ? ` with TensorRT ${release.tensorrt} (Triton ${release.version}'s)` : ''}.`,
       });
     }
@@ -176,20 +202,26 @@ export function compareWithTarget(local: LocalEnvironment, target: TargetEnviron
         severity: 'warning',
         code: 'gpu-memory-larger',
         message:
-          `This machine's ${gpu.name} has ${gpu.memoryMiB} MiB, the target's ${instance.gpuModel} ${instance.gpuMemoryMiB} MiB: models that fit here ` +
-          'may run out of GPU memory there (HTTP 507, and SageMaker unloads other models to make room). `mme-deploy plan` estimates what fits.',
+          `This machine's ${gpu.name} has ${gpu.memoryMiB} MiB, the target's ${instance.gpuModel} ${instance.gpuMemoryMiB} MiB: ` +
+          'models that fit here may run out of GPU memory there (HTTP 507, and SageMaker unloads other models to make room). ' +
+          '`mme-deploy plan` estimates what fits.',
       });
     }
     if (release) {
       const here = driverSupport(release, gpu.driverVersion);
       const there = driverSupport(release, String(target.driver.branch));
-      const driverThere = `driver ${target.driver.branch}${target.inferenceAmiVersion ? ` (${target.inferenceAmiVersion})` : ' (SageMaker\'s default; set inferenceAmiVersion for another)'}`;
+      const driverThere =
+        `driver ${target.driver.branch}` +
+        (target.inferenceAmiVersion
+          ? ` (${target.inferenceAmiVersion})`
+          : ' (SageMaker\'s default; set inferenceAmiVersion for another)');
       if (there === 'unsupported') {
         findings.push({
           severity: 'warning',
           code: 'target-driver',
           message:
-            `Triton ${release.version} (CUDA ${release.cuda}) needs driver ${release.nativeDriver} or, on data-center GPUs, one of the branches ` +
+            `Triton ${release.version} (CUDA ${release.cuda}) needs driver ${release.nativeDriver} or, ` +
+            'on data-center GPUs, one of the branches ' +
             `${release.forwardCompatibleBranches.map((b) => `R${b.branch}`).join(', ')}; the target runs ${driverThere}. ` +
             'Choose an inferenceAmiVersion whose driver is listed, or another Triton release.',
         });
@@ -198,8 +230,9 @@ export function compareWithTarget(local: LocalEnvironment, target: TargetEnviron
           severity: 'note',
           code: 'target-forward-compatibility',
           message:
-            `Driver ${gpu.driverVersion} runs Triton ${release.version}'s CUDA ${release.cuda} natively here; the target's ${driverThere} runs it only ` +
-            'through CUDA forward compatibility, which NGC\'s entrypoint (/opt/nvidia/nvidia_entrypoint.sh) sets up: keep it as the image\'s entrypoint.',
+            `Driver ${gpu.driverVersion} runs Triton ${release.version}'s CUDA ${release.cuda} natively here; ` +
+            `the target's ${driverThere} runs it only through CUDA forward compatibility, ` +
+            'which NGC\'s entrypoint (/opt/nvidia/nvidia_entrypoint.sh) sets up: keep it as the image\'s entrypoint.',
         });
       }
     }
@@ -211,8 +244,10 @@ export function compareWithTarget(local: LocalEnvironment, target: TargetEnviron
       severity: 'warning',
       code: 'shm-ipc-host',
       message:
-        `The local container ${container.id} shares the host's /dev/shm (--ipc=host); a SageMaker endpoint gives ${SAGEMAKER_SHM_BYTES / 1048576} MiB ` +
-        'and no way to enlarge it, so python models that load here may fail there ("Unable to initialize shared memory key"). Start the container without --ipc=host.',
+        `The local container ${container.id} shares the host's /dev/shm (--ipc=host); ` +
+        `a SageMaker endpoint gives ${SAGEMAKER_SHM_BYTES / 1048576} MiB and no way to enlarge it, ` +
+        'so python models that load here may fail there ("Unable to initialize shared memory key"). ' +
+        'Start the container without --ipc=host.',
     });
   } else if (container && container.shmBytes > SAGEMAKER_SHM_BYTES) {
     findings.push({
@@ -220,15 +255,19 @@ export function compareWithTarget(local: LocalEnvironment, target: TargetEnviron
       code: 'shm-larger',
       message:
         `The local container ${container.id} has a ${Math.round(container.shmBytes / 1048576)} MiB /dev/shm; a SageMaker endpoint gives ` +
-        `${SAGEMAKER_SHM_BYTES / 1048576} MiB and no --shm-size, so python models that load here may fail there ("Unable to initialize shared memory key"). ` +
-        'Start the container without --shm-size, and lower SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE (at least 1 MiB) if python models do not fit.',
+        `${SAGEMAKER_SHM_BYTES / 1048576} MiB and no --shm-size, ` +
+        'so python models that load here may fail there ("Unable to initialize shared memory key"). ' +
+        'Start the container without --shm-size, ' +
+        'and lower SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE (at least 1 MiB) if python models do not fit.',
     });
   }
   if (container?.tritonVersion && container.tritonVersion !== target.tritonVersion) {
     findings.push({
       severity: 'warning',
       code: 'triton-version',
-      message: `The local container runs Triton ${container.tritonVersion}, the target Triton ${target.tritonVersion}: test with the image you deploy.`,
+      message:
+        `The local container runs Triton ${container.tritonVersion}, the target Triton ${target.tritonVersion}: ` +
+        'test with the image you deploy.',
     });
   }
   return findings;

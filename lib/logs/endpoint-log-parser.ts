@@ -264,14 +264,25 @@ export class EndpointLogParser {
         st.requested.delete(fact.model.name);
         st.loading.delete(key(fact.model));
         // The composing model's traceback belongs to its own failure, reported beside this one.
-        this.add(st, 'load-failed', { ...base, message: beforeTraceback(msg.text), ...who, failure: ensembleDependencyFailure(fact.dependency.name) });
+        this.add(st, 'load-failed', {
+          ...base,
+          message: beforeTraceback(msg.text),
+          ...who,
+          failure: ensembleDependencyFailure(fact.dependency.name),
+        });
         if (!this.loadInFlight(st)) this.release(st);
         return;
       }
       case 'eviction':
         this.targets.add(fact.target);
         st.requested.delete(fact.target);
-        this.add(st, 'eviction', { ...base, message: msg.text, targetModel: fact.target, tritonModel: fact.target, hash: this.hashOfTarget(st, fact.target) });
+        this.add(st, 'eviction', {
+          ...base,
+          message: msg.text,
+          targetModel: fact.target,
+          tritonModel: fact.target,
+          hash: this.hashOfTarget(st, fact.target),
+        });
         return;
       case 'unloaded':
         this.add(st, 'unloaded', { ...base, message: msg.text, ...this.resolve(st, fact.model, false), version: fact.version });
@@ -359,7 +370,13 @@ export class EndpointLogParser {
       if (names.size === 1) who = { ...who, targetModel: [...names][0]! };
     }
     const message = python ? beforeTraceback(reason) : reason;
-    this.add(st, 'invoke-failed', { ...withJoined(base, joined), message, ...who, failure: knownFailure(withFrames(reason, python)), ...tracebackOf(python) });
+    this.add(st, 'invoke-failed', {
+      ...withJoined(base, joined),
+      message,
+      ...who,
+      failure: knownFailure(withFrames(reason, python)),
+      ...tracebackOf(python),
+    });
   }
 
   /** Removes and returns the stub's python error that `reason` repeats, if one is waiting. */

@@ -16,8 +16,27 @@ interface FailureRule {
 // Strings SageMaker's Triton front end treats as out-of-memory when a LOAD or INVOKE fails, answering 507 so that
 // SageMaker evicts models (server src/sagemaker_server.cc:894-911). "No space left on device" is in that list too but
 // is the disk, so it has its own rule; "OOM" is matched as a word here to keep it out of words that merely contain it.
-const OUT_OF_MEMORY =
-  /CUDA out of memory|CUDA_OUT_OF_MEMORY|Out of memory|Out Of Memory|out of memory|MemoryError|OutOfMemory|\bOOM\b|Dst tensor is not initialized|Src tensor is not initialized|CNMEM_STATUS_OUT_OF_MEMORY|CUDNN_STATUS_NOT_INITIALIZED|CUBLAS_STATUS_ALLOC_FAILED|CUBLAS_STATUS_NOT_INITIALIZED|[Ff]ailed to allocate memory/;
+const OUT_OF_MEMORY = new RegExp(
+  [
+    /CUDA out of memory/,
+    /CUDA_OUT_OF_MEMORY/,
+    /Out of memory/,
+    /Out Of Memory/,
+    /out of memory/,
+    /MemoryError/,
+    /OutOfMemory/,
+    /\bOOM\b/,
+    /Dst tensor is not initialized/,
+    /Src tensor is not initialized/,
+    /CNMEM_STATUS_OUT_OF_MEMORY/,
+    /CUDNN_STATUS_NOT_INITIALIZED/,
+    /CUBLAS_STATUS_ALLOC_FAILED/,
+    /CUBLAS_STATUS_NOT_INITIALIZED/,
+    /[Ff]ailed to allocate memory/,
+  ]
+    .map((r) => r.source)
+    .join('|'),
+);
 
 const RULES: readonly FailureRule[] = [
   // ---- TensorRT (messages of the TensorRT runtime, passed through tensorrt_backend src/logging.cc:36-41 and
@@ -28,7 +47,9 @@ const RULES: readonly FailureRule[] = [
     code: 'tensorrt-compute-capability',
     pattern: /generated on an incompatible device, expecting compute (\d+\.\d+) got compute (\d+\.\d+)/,
     describe: (m) => ({
-      title: `The TensorRT engine was built for a GPU of compute capability ${m[2]}${gpusOf(m[2]!)}, but this instance's GPU is ${m[1]}${gpusOf(m[1]!)}.`,
+      title:
+        `The TensorRT engine was built for a GPU of compute capability ${m[2]}${gpusOf(m[2]!)}, ` +
+        `but this instance's GPU is ${m[1]}${gpusOf(m[1]!)}.`,
       fix: `Build the plan on the endpoint's GPU type (compute ${m[1]}), or ship one plan per GPU with cc_model_filenames in config.pbtxt.`,
       // A warning (a plan does not say what it was built for): it names the compute capability and TensorRT to build for.
       rule: 'tensorrt-plan-target',
@@ -45,7 +66,9 @@ const RULES: readonly FailureRule[] = [
       title: m[1]
         ? `The TensorRT engine was serialized by TensorRT ${m[2]}, but the image runs TensorRT ${m[1]}.`
         : 'The TensorRT engine was serialized by another TensorRT version than the one in the image.',
-      fix: 'Rebuild the plan with trtexec from the same Triton release as the endpoint image (or build it with version compatibility enabled).',
+      fix:
+        'Rebuild the plan with trtexec from the same Triton release as the endpoint image ' +
+        '(or build it with version compatibility enabled).',
       rule: 'tensorrt-plan-target',
     }),
   },
@@ -56,7 +79,9 @@ const RULES: readonly FailureRule[] = [
     pattern: /No space left on device/,
     describe: () => ({
       title: "The instance's disk is full.",
-      fix: 'Make the archives smaller (one conda-pack environment per model adds up), host fewer models per instance, or pick an instance type with a larger volume.',
+      fix:
+        'Make the archives smaller (one conda-pack environment per model adds up), host fewer models per instance, ' +
+        'or pick an instance type with a larger volume.',
     }),
   },
   {
@@ -64,7 +89,9 @@ const RULES: readonly FailureRule[] = [
     pattern: OUT_OF_MEMORY,
     describe: () => ({
       title: 'The model ran out of GPU (or host) memory; SageMaker answers 507 and evicts other models.',
-      fix: 'Lower instance_group count or max_batch_size, host fewer or smaller models per instance, or use a larger instance type (`mme-deploy plan` estimates the fit).',
+      fix:
+        'Lower instance_group count or max_batch_size, host fewer or smaller models per instance, ' +
+        'or use a larger instance type (`mme-deploy plan` estimates the fit).',
     }),
   },
 
@@ -107,7 +134,9 @@ const RULES: readonly FailureRule[] = [
     pattern: /Stub process '([^']+)' is not healthy/,
     describe: (m) => ({
       title: `The python backend's stub process for ${m[1]} exited.`,
-      fix: 'Look at the lines just before it: usually native code crashed, the process was killed for memory, or the conda-pack environment was built for another Python version than the image\'s.',
+      fix:
+        'Look at the lines just before it: usually native code crashed, the process was killed for memory, ' +
+        "or the conda-pack environment was built for another Python version than the image's.",
     }),
   },
 
@@ -148,7 +177,9 @@ const RULES: readonly FailureRule[] = [
     pattern: /unable to find backend library for backend '([^']+)'/,
     describe: (m) => ({
       title: `The image has no backend named '${m[1]}'.`,
-      fix: `Correct backend: "${m[1]}" in config.pbtxt (python, onnxruntime, tensorrt, pytorch, ...) or use an image that ships the ${m[1]} backend.`,
+      fix:
+        `Correct backend: "${m[1]}" in config.pbtxt (python, onnxruntime, tensorrt, pytorch, ...) ` +
+        `or use an image that ships the ${m[1]} backend.`,
     }),
   },
   {

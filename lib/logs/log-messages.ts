@@ -63,7 +63,11 @@ const RULES: readonly Rule[] = [
     fact: (m) => ({ t: 'load-failed', model: id(m[1]), version: Number(m[2]), reason: m[3]! }),
   },
   // MRM:770  LOG_ERROR << "failed to load model '" << model_id << "': " << status.Message();
-  { has: 'failed to load model', pattern: /^failed to load model '(.+?)': ([\s\S]*)$/, fact: (m) => ({ t: 'load-failed', model: id(m[1]), reason: m[2]! }) },
+  {
+    has: 'failed to load model',
+    pattern: /^failed to load model '(.+?)': ([\s\S]*)$/,
+    fact: (m) => ({ t: 'load-failed', model: id(m[1]), reason: m[2]! }),
+  },
   // lifecycle:789  LOG_INFO << "failed to load '" << model_id << "'";  (after :654, which carries the reason)
   { has: 'failed to load', pattern: /^failed to load '(.+)'$/, fact: (m) => ({ t: 'load-failed', model: id(m[1]) }) },
   // MRM:749  LOG_ERROR << status.AsString();  with the status built at MRM:1866-1906, e.g.
@@ -80,19 +84,39 @@ const RULES: readonly Rule[] = [
     fact: (m) => ({ t: 'unloaded', model: id(m[1]), version: Number(m[2]) }),
   },
   // MRM:1766  LOG_INFO << "Model repository registered: " << repository;
-  { has: 'Model repository registered: ', pattern: /^Model repository registered: (\S+)$/, fact: (m) => ({ t: 'repository-registered', repository: m[1]! }) },
+  {
+    has: 'Model repository registered: ',
+    pattern: /^Model repository registered: (\S+)$/,
+    fact: (m) => ({ t: 'repository-registered', repository: m[1]! }),
+  },
 
   // ---- server: the SageMaker front end (src/sagemaker_server.cc) ----
   // :291  LOG_INFO << "Started Sagemaker HTTPService at " << addr;
-  { has: 'Started Sagemaker HTTPService', pattern: /^Started Sagemaker HTTPService at (\S+)$/, fact: (m) => ({ t: 'server-started', address: m[1]! }) },
+  {
+    has: 'Started Sagemaker HTTPService',
+    pattern: /^Started Sagemaker HTTPService at (\S+)$/,
+    fact: (m) => ({ t: 'server-started', address: m[1]! }),
+  },
   // :317  LOG_VERBOSE(1) << "Received model_name: " << model_name_string;  (the hash SageMaker loads the archive under)
   { has: 'Received model_name: ', pattern: /^Received model_name: (\S+)$/, fact: (m) => ({ t: 'load-hash', hash: m[1]! }) },
   // :360  LOG_INFO << "Loading SageMaker TargetModel: " << target_model;
-  { has: 'Loading SageMaker TargetModel: ', pattern: /^Loading SageMaker TargetModel: (.+)$/, fact: (m) => ({ t: 'load-requested', target: m[1]! }) },
+  {
+    has: 'Loading SageMaker TargetModel: ',
+    pattern: /^Loading SageMaker TargetModel: (.+)$/,
+    fact: (m) => ({ t: 'load-requested', target: m[1]! }),
+  },
   // :719  LOG_INFO << "Unloading SageMaker TargetModel: " << target_model << std::endl;
-  { has: 'Unloading SageMaker TargetModel: ', pattern: /^Unloading SageMaker TargetModel: (.+)$/, fact: (m) => ({ t: 'eviction', target: m[1]! }) },
+  {
+    has: 'Unloading SageMaker TargetModel: ',
+    pattern: /^Unloading SageMaker TargetModel: (.+)$/,
+    fact: (m) => ({ t: 'eviction', target: m[1]! }),
+  },
   // :230  LOG_INFO << "Invoking SageMaker TargetModel: " << target_model;
-  { has: 'Invoking SageMaker TargetModel: ', pattern: /^Invoking SageMaker TargetModel: (.+)$/, fact: (m) => ({ t: 'invoking', target: m[1]! }) },
+  {
+    has: 'Invoking SageMaker TargetModel: ',
+    pattern: /^Invoking SageMaker TargetModel: (.+)$/,
+    fact: (m) => ({ t: 'invoking', target: m[1]! }),
+  },
   // :606  LOG_VERBOSE(1) << "Infer failed: " << TRITONSERVER_ErrorMessage(err);
   { has: 'Infer failed: ', pattern: /^Infer failed: ([\s\S]*)$/, fact: (m) => ({ t: 'invoke-failed', reason: m[1]! }) },
   // :733  LOG_ERROR << "Error when unloading SageMaker Model with dependents for model: " << target_model;
@@ -102,17 +126,33 @@ const RULES: readonly Rule[] = [
     fact: (m) => ({ t: 'unload-failed', target: m[1]!, reason: m[0] }),
   },
   // :781  LOG_ERROR << "Error: UNLOAD did not complete within expected " << 350 << " seconds. This may result in ..."
-  { has: 'UNLOAD did not complete', pattern: /^Error: UNLOAD did not complete[\s\S]*$/, fact: (m) => ({ t: 'unload-failed', reason: m[0] }) },
+  {
+    has: 'UNLOAD did not complete',
+    pattern: /^Error: UNLOAD did not complete[\s\S]*$/,
+    fact: (m) => ({ t: 'unload-failed', reason: m[0] }),
+  },
   // :760  LOG_ERROR << "Error: Received non-zero exit code on checking for model unavailability. " << message;
-  { has: 'checking for model unavailability', pattern: /^Error: Received non-zero exit code on checking for model unavailability[\s\S]*$/, fact: (m) => ({ t: 'unload-failed', reason: m[0] }) },
+  {
+    has: 'checking for model unavailability',
+    pattern: /^Error: Received non-zero exit code on checking for model unavailability[\s\S]*$/,
+    fact: (m) => ({ t: 'unload-failed', reason: m[0] }),
+  },
 
   // ---- core and server: shutting down ----
   // core src/server.cc:312  LOG_INFO << "Waiting for in-flight requests to complete.";
-  { has: 'Waiting for in-flight requests', pattern: /^Waiting for in-flight requests to complete\.$/, fact: (m) => ({ t: 'server-stopping', detail: m[0] }) },
+  {
+    has: 'Waiting for in-flight requests',
+    pattern: /^Waiting for in-flight requests to complete\.$/,
+    fact: (m) => ({ t: 'server-stopping', detail: m[0] }),
+  },
 
   // ---- python backend ----
   // pb_stub.cc:389  LOG_INFO << "Failed to initialize Python stub: " << error_string;  (error_string = pybind11's what())
-  { has: 'Failed to initialize Python stub: ', pattern: /^Failed to initialize Python stub: ([\s\S]*)$/, fact: (m) => ({ t: 'python-init-failed', reason: m[1]! }) },
+  {
+    has: 'Failed to initialize Python stub: ',
+    pattern: /^Failed to initialize Python stub: ([\s\S]*)$/,
+    fact: (m) => ({ t: 'python-init-failed', reason: m[1]! }),
+  },
   // pb_stub.cc:736-741  "Failed to process the request(s) for model '" + name_ + "', message: " + error_string
   //   (name_ is the model instance, `<model>_<group>_<n>`: core backend_model.cc:621, model_config_utils.cc:891)
   {

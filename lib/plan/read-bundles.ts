@@ -37,7 +37,10 @@ export interface ReadBundleOptions {
  * What the planner needs from one archive or repository. A path that is missing or cannot be read (a file in a
  * repository included) gives a `plan-unreadable-input` error with the reason (`cannot read PATH: permission denied`).
  */
-export async function readBundle(path: string, options: ReadBundleOptions = {}): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
+export async function readBundle(
+  path: string,
+  options: ReadBundleOptions = {},
+): Promise<{ bundle?: BundleFiles; diagnostics: Diagnostic[] }> {
   let info;
   try {
     info = await stat(path);
@@ -275,6 +278,9 @@ async function readText(stream: Readable): Promise<string> {
 function ioError(path: string, err: unknown): Diagnostic {
   // The library's own errors already say what could not be read (a file inside a repository, say).
   const message = isMmeError(err) ? err.message : `cannot read ${path}: ${errnoReason(err)}`;
-  const hint = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ' Pass TargetModel archives (.tar.gz) or model repository directories.' : '';
+  const hint =
+    (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? ' Pass TargetModel archives (.tar.gz) or model repository directories.'
+      : '';
   return { severity: 'error', code: 'plan-unreadable-input', message: `${message}${hint}`, file: path };
 }

@@ -102,7 +102,14 @@ function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: 
       clearTimeout(timer);
       if (err.name === 'AbortError') reject(new MmeError('ABORTED', 'Running auto_complete_config was cancelled.', { cause: err }));
       else if (err.code === 'ENOENT') {
-        reject(new MmeError('USAGE', `--run-python needs a python3 interpreter, and '${python}' was not found. Install python3, or name one with MME_DEPLOY_PYTHON.`, { cause: err }));
+        reject(
+          new MmeError(
+            'USAGE',
+            `--run-python needs a python3 interpreter, and '${python}' was not found. ` +
+              'Install python3, or name one with MME_DEPLOY_PYTHON.',
+            { cause: err },
+          ),
+        );
       } else reject(new MmeError('USAGE', `--run-python could not start '${python}': ${err.message}`, { cause: err }));
     });
     child.on('close', (code, signal) => {

@@ -10,7 +10,8 @@
 // behaviour and the same messages, so that a model's mistakes read as Triton would report them.
 
 /** The stand-in `triton_python_backend_utils`. */
-export const STAND_IN_UTILS = `"""Stand-in for Triton's triton_python_backend_utils, for running auto_complete_config offline (mme-deploy --run-python).
+export const STAND_IN_UTILS =
+  `"""Stand-in for Triton's triton_python_backend_utils, for running auto_complete_config offline (mme-deploy --run-python).
 
 ModelConfig behaves as the python backend's does at load; the rest of the module is present so that model files
 that import names from it import, but none of it runs a model."""
@@ -269,7 +270,8 @@ class ModelConfig:
  * The runner: reads one job as JSON on stdin, prints one result as JSON on stdout. Whatever the model prints goes
  * to stderr, so stdout stays the result.
  */
-export const RUNNER = `"""Imports one model.py as Triton's python backend stub does and runs its auto_complete_config (mme-deploy --run-python).
+export const RUNNER =
+  `"""Imports one model.py as Triton's python backend stub does and runs its auto_complete_config (mme-deploy --run-python).
 
 Job (stdin): {"stub_dir", "version_dir", "model_dir", "module", "model_file", "name", "config": <JSON text>}
 Result (stdout): {"ok": true, "ran": bool, "config": {...}} or {"ok": false, "stage", "type", "message", "line"}"""

@@ -52,7 +52,13 @@ export async function completeWithPython(models: readonly LoadedModel[], options
     const fileName = model.defaultModelFilename ?? 'model.py';
     if (versionDir === undefined || !fileName.endsWith('.py')) return [];
     if (model.files.stat(join(model.dir, versionDir, fileName))?.kind !== 'file') return [];
-    const job: AutoCompleteJob = { name: tritonName(model), modelDir: model.dir, versionDir, fileName, configJson: JSON.stringify(pythonConfigJson(model)) };
+    const job: AutoCompleteJob = {
+      name: tritonName(model),
+      modelDir: model.dir,
+      versionDir,
+      fileName,
+      configJson: JSON.stringify(pythonConfigJson(model)),
+    };
     return [{ model, job, file: relPath(model.relDir, versionDir, fileName), path: join(model.dir, versionDir, fileName) }];
   });
   const out = new Map<string, Completion>();
@@ -107,21 +113,71 @@ function completionOf(model: LoadedModel, file: string, path: string, result: Au
   switch (result.stage) {
     case 'import':
       if (result.type === 'SyntaxError') {
-        return { diagnostics: [diagnostic('error', 'python-syntax', `${file} does not compile (${message}): the python backend fails the load importing it.`, source, at(result.line))] };
+        return {
+          diagnostics: [
+            diagnostic(
+              'error',
+              'python-syntax',
+              `${file} does not compile (${message}): the python backend fails the load importing it.`,
+              source,
+              at(result.line),
+            ),
+          ],
+        };
       }
-      return { diagnostics: [diagnostic('warning', 'python-import', `${file} could not be imported here (${message}), so its auto_complete_config was not run. ` +
-        (result.type === 'ModuleNotFoundError' || result.type === 'ImportError'
-          ? 'Install the packages it imports, or point MME_DEPLOY_PYTHON at the python of its environment.'
-          : 'Triton imports it the same way at load: if this fails there too, the load fails.'), source, at(result.line))] };
+      return {
+        diagnostics: [
+          diagnostic(
+            'warning',
+            'python-import',
+            `${file} could not be imported here (${message}), so its auto_complete_config was not run. ` +
+              (result.type === 'ModuleNotFoundError' || result.type === 'ImportError'
+                ? 'Install the packages it imports, or point MME_DEPLOY_PYTHON at the python of its environment.'
+                : 'Triton imports it the same way at load: if this fails there too, the load fails.'),
+            source,
+            at(result.line),
+          ),
+        ],
+      };
     case 'class':
-      return { diagnostics: [diagnostic('error', 'python-model-class', `${file} defines no TritonPythonModel once imported (${message}): the python backend fails the load with that error.`, source)] };
+      return {
+        diagnostics: [
+          diagnostic(
+            'error',
+            'python-model-class',
+            `${file} defines no TritonPythonModel once imported (${message}): the python backend fails the load with that error.`,
+            source,
+          ),
+        ],
+      };
     case 'auto_complete':
     case 'return':
       // python_backend src/pb_stub.cc:522-531: an exception or a wrong result fails the load with its message.
-      return { diagnostics: [diagnostic('error', 'python-auto-complete', `${result.message} (auto_complete_config of model '${tritonName(model)}' in ${file}${result.type !== 'TypeError' && result.type !== 'ValueError' ? `, ${result.type}` : ''}): Triton fails the load with this message.`, source, at(result.line))] };
+      return {
+        diagnostics: [
+          diagnostic(
+            'error',
+            'python-auto-complete',
+            `${result.message} (auto_complete_config of model '${tritonName(model)}' in ${file}` +
+              `${result.type !== 'TypeError' && result.type !== 'ValueError' ? `, ${result.type}` : ''}): ` +
+              'Triton fails the load with this message.',
+            source,
+            at(result.line),
+          ),
+        ],
+      };
     case 'timeout':
     case 'crash':
-      return { diagnostics: [diagnostic('warning', 'python-auto-complete-unchecked', `auto_complete_config of ${file} ${result.message}, so it was not checked.`, source)] };
+      return {
+        diagnostics: [
+          diagnostic(
+            'warning',
+            'python-auto-complete-unchecked',
+            `auto_complete_config of ${file} ${result.message}, so it was not checked.`,
+            source,
+          ),
+        ],
+      };
   }
 }
 
@@ -151,6 +207,8 @@ function completedConfig(config: ModelConfig, json: Record<string, unknown>): Mo
     input: tensors(json.input),
     output: tensors(json.output),
     ...(json.dynamic_batching && !config.dynamic_batching ? { dynamic_batching: {} } : {}),
-    ...(policy?.decoupled !== undefined ? { model_transaction_policy: { ...config.model_transaction_policy, decoupled: policy.decoupled } } : {}),
+    ...(policy?.decoupled !== undefined
+      ? { model_transaction_policy: { ...config.model_transaction_policy, decoupled: policy.decoupled } }
+      : {}),
   };
 }

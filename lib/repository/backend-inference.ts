@@ -120,8 +120,12 @@ function tensorflowPlatform(filename: string, files: { has(name: string): boolea
 function inferFromFiles(files: { has(name: string): boolean }): BackendFields | undefined {
   if (files.has('model.plan')) return { platform: 'tensorrt_plan', backend: 'tensorrt', defaultModelFilename: 'model.plan' };
   if (files.has('model.onnx')) return { platform: 'onnxruntime_onnx', backend: 'onnxruntime', defaultModelFilename: 'model.onnx' };
-  if (files.has('model.savedmodel')) return { platform: 'tensorflow_savedmodel', backend: 'tensorflow', defaultModelFilename: 'model.savedmodel' };
-  if (files.has('model.graphdef')) return { platform: 'tensorflow_graphdef', backend: 'tensorflow', defaultModelFilename: 'model.graphdef' };
+  if (files.has('model.savedmodel')) {
+    return { platform: 'tensorflow_savedmodel', backend: 'tensorflow', defaultModelFilename: 'model.savedmodel' };
+  }
+  if (files.has('model.graphdef')) {
+    return { platform: 'tensorflow_graphdef', backend: 'tensorflow', defaultModelFilename: 'model.graphdef' };
+  }
   if (files.has('model.pt')) return { platform: 'pytorch_libtorch', backend: 'pytorch', defaultModelFilename: 'model.pt' };
   if (files.has('model.pt2')) return { platform: 'torch_aoti', backend: 'pytorch', defaultModelFilename: 'model.pt2' };
   if (files.has('model.xml')) return { backend: 'openvino', defaultModelFilename: 'model.xml' };

@@ -64,12 +64,28 @@ export interface PythonModelFacts {
 }
 
 /** Names that can bind a module attribute without the name appearing in the file. */
-const DYNAMIC_BINDING = /^\s*from\s+\S+\s+import\s+\*|\b__getattr__\b|\bglobals\s*\(|\bvars\s*\(|\bexec\s*\(|\bsetattr\s*\(|__dict__|\bimportlib\b|\b__import__\s*\(/m;
+const DYNAMIC_BINDING = new RegExp(
+  [
+    /^\s*from\s+\S+\s+import\s+\*/,
+    /\b__getattr__\b/,
+    /\bglobals\s*\(/,
+    /\bvars\s*\(/,
+    /\bexec\s*\(/,
+    /\bsetattr\s*\(/,
+    /__dict__/,
+    /\bimportlib\b/,
+    /\b__import__\s*\(/,
+  ]
+    .map((r) => r.source)
+    .join('|'),
+  'm',
+);
 
 export function pythonModelFacts(model: LoadedModel): PythonModelFacts {
   const version = model.versions[model.versions.length - 1];
   const dirName = model.versionDirs.find((v) => v.version === version)?.dirName;
-  const source = dirName === undefined ? undefined : model.files.readText(join(model.dir, dirName, model.defaultModelFilename ?? 'model.py'));
+  const source =
+    dirName === undefined ? undefined : model.files.readText(join(model.dir, dirName, model.defaultModelFilename ?? 'model.py'));
   return pythonSourceFacts(source);
 }
 

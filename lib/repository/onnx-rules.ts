@@ -120,9 +120,25 @@ export function checkOnnxModel(model: OnnxRuleSubject, options: OnnxRuleOptions 
     if (read === 'unreadable') continue;
     if (!read.ok) {
       if (read.reason === 'is empty') {
-        diagnostics.push(diagnostic('warning', 'model-file-empty', `${shown} is empty, so its inputs and outputs are not checked here (a stand-in?). ONNX Runtime cannot load an empty file: put the exported model there before deploying.`, { file: shown, model: model.name }));
+        diagnostics.push(
+          diagnostic(
+            'warning',
+            'model-file-empty',
+            `${shown} is empty, so its inputs and outputs are not checked here (a stand-in?). ` +
+              'ONNX Runtime cannot load an empty file: put the exported model there before deploying.',
+            { file: shown, model: model.name },
+          ),
+        );
       } else {
-        diagnostics.push(diagnostic('error', 'onnx-invalid', `${shown} ${read.reason}. ONNX Runtime fails to load it ("Protobuf parsing failed"): export the model again, or check that the file was copied completely.`, { file: shown, model: model.name }));
+        diagnostics.push(
+          diagnostic(
+            'error',
+            'onnx-invalid',
+            `${shown} ${read.reason}. ONNX Runtime fails to load it ("Protobuf parsing failed"): ` +
+              'export the model again, or check that the file was copied completely.',
+            { file: shown, model: model.name },
+          ),
+        );
       }
       continue;
     }
@@ -196,7 +212,11 @@ class OnnxChecker {
   private checkTensorKinds(): boolean {
     for (const io of [...this.inputs, ...this.overridable, ...this.outputs]) {
       if (io.kind !== 'tensor') {
-        this.error('onnx-non-tensor-io', `Unsupported ONNX Type '${ONNX_TYPE_NAMES[io.kind]}' for I/O '${io.name}', expected 'ONNX_TYPE_TENSOR'. (${this.file}: Triton's onnxruntime backend serves tensors only; wrap the model so its inputs and outputs are tensors.)`);
+        this.error(
+          'onnx-non-tensor-io',
+          `Unsupported ONNX Type '${ONNX_TYPE_NAMES[io.kind]}' for I/O '${io.name}', expected 'ONNX_TYPE_TENSOR'. ` +
+            `(${this.file}: Triton's onnxruntime backend serves tensors only; wrap the model so its inputs and outputs are tensors.)`,
+        );
         return false;
       }
     }
@@ -209,7 +229,11 @@ class OnnxChecker {
     for (const location of this.onnx.externalData) {
       if (this.model.files.stat(join(path, '..', location))?.kind !== 'file') {
         ok = false;
-        this.error('onnx-external-data-missing', `${this.file} keeps initializers in the external data file '${location}', which is not beside it: ONNX Runtime fails to load the model. Put ${location} in the same directory as the model file.`);
+        this.error(
+          'onnx-external-data-missing',
+          `${this.file} keeps initializers in the external data file '${location}', which is not beside it: ` +
+            `ONNX Runtime fails to load the model. Put ${location} in the same directory as the model file.`,
+        );
       }
     }
     return ok;
@@ -233,7 +257,8 @@ class OnnxChecker {
       this.error(
         'onnx-autofill-batching',
         `autofill failed for model '${this.model.name}': model does not support batching while non-zero max_batch_size is specified. ` +
-          `Some input or output of ${this.file} has no variable first dimension (${this.describeFirstDims()}): set max_batch_size: 0, or export the model with a dynamic batch axis.`,
+          `Some input or output of ${this.file} has no variable first dimension (${this.describeFirstDims()}): ` +
+          'set max_batch_size: 0, or export the model with a dynamic batch axis.',
         this.at(config, 'max_batch_size'),
       );
       return undefined;
@@ -243,7 +268,11 @@ class OnnxChecker {
     const completeIo = (list: readonly OnnxValueInfo[]) =>
       list.map((io) => {
         const dims = io.dims.slice(maxBatchSize > 0 ? 1 : 0).map((d) => BigInt(d));
-        const entry: ModelInputConfig & ModelOutputConfig = { name: io.name, data_type: CONFIG_TYPES[io.elemType] ?? 'TYPE_INVALID', dims };
+        const entry: ModelInputConfig & ModelOutputConfig = {
+          name: io.name,
+          data_type: CONFIG_TYPES[io.elemType] ?? 'TYPE_INVALID',
+          dims,
+        };
         if (dims.length === 0) {
           entry.dims = [1n];
           if (maxBatchSize > 0) entry.reshape = { shape: [] };
@@ -280,17 +309,41 @@ class OnnxChecker {
       const tensor = byName.get(control.name);
       const at = this.at(control, 'name');
       if (!tensor) {
-        this.error('onnx-sequence-control-missing', `configuration specified sequence control '${control.name}', but model does not provide that input. ${this.file} has inputs ${this.allowedInputs()}.`, at);
+        this.error(
+          'onnx-sequence-control-missing',
+          `configuration specified sequence control '${control.name}', but model does not provide that input. ` +
+            `${this.file} has inputs ${this.allowedInputs()}.`,
+          at,
+        );
         continue;
       }
       const debatched = tensor.dims.slice(mbs > 0 ? 1 : 0);
       if (debatched.length !== 1 || debatched[0] !== 1) {
-        this.error('onnx-sequence-control-dims', `unable to load model '${name}', sequence control '${control.name}' in model has dims ${shape(debatched)} but dims [1] is expected`, at);
+        this.error(
+          'onnx-sequence-control-dims',
+          `unable to load model '${name}', sequence control '${control.name}' in model has dims ${shape(debatched)} ` +
+            'but dims [1] is expected',
+          at,
+        );
         continue;
       }
-      const expected = kind.kind === 'CONTROL_SEQUENCE_CORRID' ? kind.data_type : kind.int32_false_true?.length ? 'TYPE_INT32' : kind.fp32_false_true?.length ? 'TYPE_FP32' : kind.bool_false_true?.length ? 'TYPE_BOOL' : undefined;
+      const expected =
+        kind.kind === 'CONTROL_SEQUENCE_CORRID'
+          ? kind.data_type
+          : kind.int32_false_true?.length
+            ? 'TYPE_INT32'
+            : kind.fp32_false_true?.length
+              ? 'TYPE_FP32'
+              : kind.bool_false_true?.length
+                ? 'TYPE_BOOL'
+                : undefined;
       if (expected && CONFIG_TYPES[tensor.elemType] !== expected) {
-        this.error('onnx-sequence-control-type', `unable to load model '${name}', sequence control '${control.name}', the model expects data-type ${onnxTypeName(tensor.elemType)} but the model configuration specifies data-type ${expected}`, at);
+        this.error(
+          'onnx-sequence-control-type',
+          `unable to load model '${name}', sequence control '${control.name}', ` +
+            `the model expects data-type ${onnxTypeName(tensor.elemType)} but the model configuration specifies data-type ${expected}`,
+          at,
+        );
       }
     }
     const states = config.sequence_batching?.state?.length ?? 0;
@@ -302,7 +355,9 @@ class OnnxChecker {
         'onnx-input-count',
         `unable to load model '${name}', configuration expects ${expectedCount} inputs, model provides ${this.inputs.length}. ` +
           `${this.file} takes ${this.inputs.length === 0 ? 'no inputs' : this.inputs.map((i) => `'${i.name}'`).join(', ')}` +
-          (this.overridable.length ? ` (and may be given ${this.overridable.map((i) => `'${i.name}'`).join(', ')}, listed with optional: true)` : '') +
+          (this.overridable.length
+            ? ` (and may be given ${this.overridable.map((i) => `'${i.name}'`).join(', ')}, listed with optional: true)`
+            : '') +
           '.',
         this.at(config, 'input'),
       );
@@ -311,7 +366,11 @@ class OnnxChecker {
     inputs.forEach((io) => {
       const at = this.at(io, 'name');
       if (io.optional && mbs !== 0) {
-        this.error('onnx-optional-input-batching', `unable to load model '${name}', optional input '${io.name}' is not supported for models that support batching`, this.at(io, 'optional'));
+        this.error(
+          'onnx-optional-input-batching',
+          `unable to load model '${name}', optional input '${io.name}' is not supported for models that support batching`,
+          this.at(io, 'optional'),
+        );
         return;
       }
       const tensor = allowed.get(io.name ?? '');
@@ -323,7 +382,12 @@ class OnnxChecker {
       const dims = io.reshape ? (io.reshape.shape ?? []) : (io.dims ?? []);
       if (io.allow_ragged_batch) {
         if (tensor.dims.length !== 1 || tensor.dims[0] !== -1) {
-          this.error('onnx-ragged-input', `unable to load model '${name}', configuration expects model provides input with shape [-1]  for ragged input '${io.name}', model provides ${shape(tensor.dims)}`, this.at(io, 'allow_ragged_batch'));
+          this.error(
+            'onnx-ragged-input',
+            `unable to load model '${name}', configuration expects model provides input with shape [-1]  ` +
+              `for ragged input '${io.name}', model provides ${shape(tensor.dims)}`,
+            this.at(io, 'allow_ragged_batch'),
+          );
         }
         return;
       }
@@ -337,7 +401,11 @@ class OnnxChecker {
       const at = this.at(io, 'name');
       const tensor = outputNames.get(io.name ?? '');
       if (!tensor) {
-        this.error('onnx-unknown-output', `unexpected inference output '${io.name}', allowed outputs are: ${sortedNames(this.outputs)}`, at);
+        this.error(
+          'onnx-unknown-output',
+          `unexpected inference output '${io.name}', allowed outputs are: ${sortedNames(this.outputs)}`,
+          at,
+        );
         return;
       }
       if (!this.sameType(io, tensor, 'output', at)) return;
@@ -351,7 +419,12 @@ class OnnxChecker {
     return sortedNames([...this.inputs, ...this.overridable]);
   }
 
-  private sameType(io: ModelInputConfig | ModelOutputConfig, tensor: OnnxValueInfo, kind: 'input' | 'output', at: SourcePosition | undefined): boolean {
+  private sameType(
+    io: ModelInputConfig | ModelOutputConfig,
+    tensor: OnnxValueInfo,
+    kind: 'input' | 'output',
+    at: SourcePosition | undefined,
+  ): boolean {
     const configType = io.data_type ?? 'TYPE_INVALID';
     if (configType === 'TYPE_INVALID' || typeof configType !== 'string') {
       // Core reports "must specify 'data_type'" for these; the backend's "unsupported datatype" would follow.
@@ -360,7 +433,8 @@ class OnnxChecker {
     if (CONFIG_TYPES[tensor.elemType] !== configType) {
       this.error(
         `onnx-${kind}-data-type`,
-        `unable to load model '${this.model.name}', configuration expects datatype ${configType} for ${kind} '${io.name}', model provides ${providedType(tensor.elemType)}`,
+        `unable to load model '${this.model.name}', configuration expects datatype ${configType} for ${kind} '${io.name}', ` +
+          `model provides ${providedType(tensor.elemType)}`,
         this.at(io, 'data_type') ?? at,
       );
       return false;
@@ -369,13 +443,25 @@ class OnnxChecker {
   }
 
   /** CompareDimsSupported (onnxruntime_utils.cc:491-560), or the scalar rule when the model tensor has rank 0. */
-  private sameDims(io: ModelInputConfig | ModelOutputConfig, tensor: OnnxValueInfo, dims: readonly bigint[], mbs: number, exact: boolean): void {
+  private sameDims(
+    io: ModelInputConfig | ModelOutputConfig,
+    tensor: OnnxValueInfo,
+    dims: readonly bigint[],
+    mbs: number,
+    exact: boolean,
+  ): void {
     const name = this.model.name;
     const at = this.at(io, io.reshape ? 'reshape' : 'dims') ?? this.at(io, 'name');
     const model = tensor.dims;
     if (model.length === 0) {
       if (dims.some((d) => d !== 1n)) {
-        this.error('onnx-scalar-dims', `unable to load model '${name}', scalar tensor '${io.name}', should only provide 1 in the model configuration when the model doesn't support batching. Model configuration provided: ${shape(dims)}.`, at);
+        this.error(
+          'onnx-scalar-dims',
+          `unable to load model '${name}', scalar tensor '${io.name}', ` +
+            "should only provide 1 in the model configuration when the model doesn't support batching. " +
+            `Model configuration provided: ${shape(dims)}.`,
+          at,
+        );
       }
       return;
     }
@@ -383,15 +469,34 @@ class OnnxChecker {
       model.length === full.length && full.every((d, i) => (!exact && model[i] === -1) || BigInt(model[i]!) === d);
     if (mbs > 0) {
       if (model[0] !== -1) {
-        this.error('onnx-batch-dim', `model '${name}', tensor '${io.name}': for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; but shape expected by the model is ${shape(model)}. Set max_batch_size: 0 and list the full shape in dims, or export the model with a dynamic batch axis.`, this.at(this.model.config, 'max_batch_size') ?? at);
+        this.error(
+          'onnx-batch-dim',
+          `model '${name}', tensor '${io.name}': ` +
+            'for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; ' +
+            `but shape expected by the model is ${shape(model)}. ` +
+            'Set max_batch_size: 0 and list the full shape in dims, or export the model with a dynamic batch axis.',
+          this.at(this.model.config, 'max_batch_size') ?? at,
+        );
         return;
       }
       const full = [-1n, ...dims];
       if (!matches(full)) {
-        this.error('onnx-dims', `model '${name}', tensor '${io.name}': the model expects ${model.length} dimensions (shape ${shape(model)}) but the model configuration specifies ${full.length} dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape ${shape(full)})`, at);
+        this.error(
+          'onnx-dims',
+          `model '${name}', tensor '${io.name}': the model expects ${model.length} dimensions (shape ${shape(model)}) ` +
+            `but the model configuration specifies ${full.length} dimensions ` +
+            '(an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, ' +
+            `making complete shape ${shape(full)})`,
+          at,
+        );
       }
     } else if (!matches(dims)) {
-      this.error('onnx-dims', `model '${name}', tensor '${io.name}': the model expects ${model.length} dimensions (shape ${shape(model)}) but the model configuration specifies ${dims.length} dimensions (shape ${shape(dims)})`, at);
+      this.error(
+        'onnx-dims',
+        `model '${name}', tensor '${io.name}': the model expects ${model.length} dimensions (shape ${shape(model)}) ` +
+          `but the model configuration specifies ${dims.length} dimensions (shape ${shape(dims)})`,
+        at,
+      );
     }
   }
 }
@@ -403,6 +508,21 @@ function sortedNames(list: readonly OnnxValueInfo[]): string {
 
 /** OnnxDataTypeName (onnxruntime_utils.cc:233-): the ONNX spelling. */
 function onnxTypeName(elemType: number): string {
-  const names: Record<number, string> = { 1: 'FLOAT', 2: 'UINT8', 3: 'INT8', 4: 'UINT16', 5: 'INT16', 6: 'INT32', 7: 'INT64', 8: 'STRING', 9: 'BOOL', 10: 'FLOAT16', 11: 'DOUBLE', 12: 'UINT32', 13: 'UINT64', 16: 'BFLOAT16' };
+  const names: Record<number, string> = {
+    1: 'FLOAT',
+    2: 'UINT8',
+    3: 'INT8',
+    4: 'UINT16',
+    5: 'INT16',
+    6: 'INT32',
+    7: 'INT64',
+    8: 'STRING',
+    9: 'BOOL',
+    10: 'FLOAT16',
+    11: 'DOUBLE',
+    12: 'UINT32',
+    13: 'UINT64',
+    16: 'BFLOAT16',
+  };
   return names[elemType] ?? 'UNDEFINED';
 }

@@ -26,8 +26,12 @@ export function checkTensorrtPlans(models: readonly LoadedModel[], target: PlanT
   const instance = findInstanceType(instanceName);
   const version = target.tritonVersion ?? DEFAULT_TRITON_VERSION;
   const release = tritonRelease(version);
-  const gpu = instance ? `compute capability ${instance.computeCapability} (the ${instance.gpuModel} of ${instance.name})` : `the GPU of ${instanceName}`;
-  const tensorrt = release ? `TensorRT ${release.tensorrt}, the version in Triton ${version}'s image` : `the TensorRT of Triton ${version}'s image`;
+  const gpu = instance
+    ? `compute capability ${instance.computeCapability} (the ${instance.gpuModel} of ${instance.name})`
+    : `the GPU of ${instanceName}`;
+  const tensorrt = release
+    ? `TensorRT ${release.tensorrt}, the version in Triton ${version}'s image`
+    : `the TensorRT of Triton ${version}'s image`;
   return plans.map((model) =>
     diagnostic(
       'warning',

@@ -29,11 +29,19 @@ export function checkIo(model: LoadedModel, r: Reporter, isEnsemble: boolean, op
   const seen = { input: new Map<string, number>(), output: new Map<string, number>() };
   // A tensor the offline auto-complete filled in (data_type and dims) is complete: its gaps are not reported.
   const filled = (list: readonly (ModelInputConfig | ModelOutputConfig)[] | undefined) =>
-    new Set((list ?? []).filter((t) => t.data_type && t.data_type !== 'TYPE_INVALID' && (t.dims?.length ?? 0) > 0).map((t) => t.name ?? ''));
+    new Set(
+      (list ?? [])
+        .filter((t) => t.data_type && t.data_type !== 'TYPE_INVALID' && (t.dims?.length ?? 0) > 0)
+        .map((t) => t.name ?? ''),
+    );
   const filledInputs = filled(options.completed?.input);
   const filledOutputs = filled(options.completed?.output);
-  inputs.forEach((io, i) => checkTensor(model, r, 'input', io, i, mbs, seen.input, filledInputs.has(io.name ?? '') ? 'filled' : completion));
-  outputs.forEach((io, i) => checkTensor(model, r, 'output', io, i, mbs, seen.output, filledOutputs.has(io.name ?? '') ? 'filled' : completion));
+  inputs.forEach((io, i) =>
+    checkTensor(model, r, 'input', io, i, mbs, seen.input, filledInputs.has(io.name ?? '') ? 'filled' : completion),
+  );
+  outputs.forEach((io, i) =>
+    checkTensor(model, r, 'output', io, i, mbs, seen.output, filledOutputs.has(io.name ?? '') ? 'filled' : completion),
+  );
 }
 
 function missingList(model: LoadedModel, r: Reporter, what: 'inputs' | 'outputs', completion: IoCompletion) {
@@ -89,7 +97,9 @@ export function checkTensor(
       ? undefined
       : fills
       ? r.warning(code, at, field, `${triton}, unless the ${model.backend} backend fills it in at load: ` +
-          (completion === 'fills-entries' ? 'it does (auto-complete), so this is checked at load, not here.' : 'this tool does not know whether it does; declare it to be sure.'))
+          (completion === 'fills-entries'
+            ? 'it does (auto-complete), so this is checked at load, not here.'
+            : 'this tool does not know whether it does; declare it to be sure.'))
       : r.error(code, at, field, `${triton}.`);
   const prefix = `model ${kind}`;
   const suffix = ` for ${tritonName(model)}`;
@@ -107,7 +117,12 @@ export function checkTensor(
     const same = JSON.stringify(first, bigintText) === JSON.stringify(io, bigintText);
     r.warning(`duplicate-${kind}`, io, 'name', `${what} is declared twice (also ${kind} #${seen.get(name)! + 1})` +
       `${suffix}. Triton loads it and keeps the first declaration` +
-      (same ? ' (the two are identical)' : `, but the two differ: clients see the first, and ${kind === 'output' && model.platform === 'ensemble' ? "the ensemble scheduler takes the last one's shape" : 'the second is ignored'}`) +
+      (same
+        ? ' (the two are identical)'
+        : ', but the two differ: clients see the first, and ' +
+          (kind === 'output' && model.platform === 'ensemble'
+            ? "the ensemble scheduler takes the last one's shape"
+            : 'the second is ignored')) +
       '. Remove the repeated one.');
   } else {
     seen.set(name, index);

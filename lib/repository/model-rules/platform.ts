@@ -65,7 +65,21 @@ export function checkPlatformBackend(model: LoadedModel, r: Reporter) {
  * the ones of the vLLM and TensorRT-LLM images; core src/backend_model.cc:436-443 fails the load for any other
  * unless the server has its library.
  */
-const SHIPPED_BACKENDS = new Set(['onnxruntime', 'python', 'dali', 'pytorch', 'openvino', 'fil', 'tensorrt', 'identity', 'square', 'repeat', 'tensorflow', 'vllm', 'tensorrtllm']);
+const SHIPPED_BACKENDS = new Set([
+  'onnxruntime',
+  'python',
+  'dali',
+  'pytorch',
+  'openvino',
+  'fil',
+  'tensorrt',
+  'identity',
+  'square',
+  'repeat',
+  'tensorflow',
+  'vllm',
+  'tensorrtllm',
+]);
 
 function examplePlatform(backend: string): string {
   const examples: Record<string, string> = {
