@@ -277,10 +277,8 @@ async function readText(stream: Readable): Promise<string> {
 
 function ioError(path: string, err: unknown): Diagnostic {
   // The library's own errors already say what could not be read (a file inside a repository, say).
-  const message = isMmeError(err) ? err.message : `cannot read ${path}: ${errnoReason(err)}`;
-  const hint =
-    (err as NodeJS.ErrnoException).code === 'ENOENT'
-      ? ' Pass TargetModel archives (.tar.gz) or model repository directories.'
-      : '';
-  return { severity: 'error', code: 'plan-unreadable-input', message: `${message}${hint}`, file: path };
+  const reason = (isMmeError(err) ? err.message : `cannot read ${path}: ${errnoReason(err)}`).replace(/\.$/, '');
+  const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+  const hint = missing ? '; give TargetModel archives (.tar.gz) or model repository directories' : '';
+  return { severity: 'error', code: 'plan-unreadable-input', message: `${reason}${hint}.`, file: path };
 }
