@@ -181,18 +181,31 @@ class AssetImage extends TritonImage {
 function assetTritonVersion(dockerfile: string, buildArgs: Record<string, string>): string | undefined {
   const fromArg = buildArgs.TRITON_VERSION;
   if (fromArg !== undefined && !isTritonVersion(fromArg)) {
-    throw new Error(`TritonImage.fromAsset: buildArgs.TRITON_VERSION '${fromArg}' is not of the form YY.MM (for example '${DEFAULT_TRITON_VERSION}').`);
+    throw new Error(
+      `TritonImage.fromAsset: buildArgs.TRITON_VERSION '${fromArg}' is not of the form YY.MM ` +
+        `(for example '${DEFAULT_TRITON_VERSION}').`,
+    );
   }
-  const fromBase = buildArgs.BASE_IMAGE !== undefined ? tritonVersionOfTag(buildArgs.BASE_IMAGE.replace(/@.*$/, '').split(':').pop() ?? '') : undefined;
+  const fromBase =
+    buildArgs.BASE_IMAGE !== undefined
+      ? tritonVersionOfTag(buildArgs.BASE_IMAGE.replace(/@.*$/, '').split(':').pop() ?? '')
+      : undefined;
   if (fromBase && fromArg && fromBase !== fromArg) {
     throw new Error(
-      `TritonImage.fromAsset: buildArgs.BASE_IMAGE is Triton ${fromBase} but buildArgs.TRITON_VERSION is ${fromArg}; make them name the same release.`,
+      `TritonImage.fromAsset: buildArgs.BASE_IMAGE is Triton ${fromBase} but buildArgs.TRITON_VERSION is ${fromArg}; ` +
+        'make them name the same release.',
     );
   }
   // triton-image/Dockerfile pins its default release by digest: another TRITON_VERSION needs its own BASE_DIGEST.
   const pinnedDigest = /^\s*ARG\s+BASE_DIGEST\s*=\s*(sha256:[0-9a-f]{64})/m.exec(dockerfile)?.[1];
   const defaultVersion = tritonVersionOf(dockerfile);
-  if (fromArg && fromArg !== defaultVersion && pinnedDigest && buildArgs.BASE_DIGEST === undefined && buildArgs.BASE_IMAGE === undefined) {
+  if (
+    fromArg &&
+    fromArg !== defaultVersion &&
+    pinnedDigest &&
+    buildArgs.BASE_DIGEST === undefined &&
+    buildArgs.BASE_IMAGE === undefined
+  ) {
     throw new Error(
       `TritonImage.fromAsset: buildArgs.TRITON_VERSION ${fromArg} differs from the Dockerfile's ${defaultVersion}, whose base is pinned by ` +
         `digest; also set buildArgs.BASE_DIGEST ('' to follow the tag, or the digest of ${fromArg}: scripts/pin-base-image.sh).`,
