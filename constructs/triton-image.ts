@@ -207,8 +207,9 @@ function assetTritonVersion(dockerfile: string, buildArgs: Record<string, string
     buildArgs.BASE_IMAGE === undefined
   ) {
     throw new Error(
-      `TritonImage.fromAsset: buildArgs.TRITON_VERSION ${fromArg} differs from the Dockerfile's ${defaultVersion}, whose base is pinned by ` +
-        `digest; also set buildArgs.BASE_DIGEST ('' to follow the tag, or the digest of ${fromArg}: scripts/pin-base-image.sh).`,
+      `TritonImage.fromAsset: buildArgs.TRITON_VERSION ${fromArg} differs from the Dockerfile's ${defaultVersion}, ` +
+        'whose base is pinned by digest; ' +
+        `also set buildArgs.BASE_DIGEST ('' to follow the tag, or the digest of ${fromArg}: scripts/pin-base-image.sh).`,
     );
   }
   return fromBase ?? fromArg ?? defaultVersion;
