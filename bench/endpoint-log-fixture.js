@@ -26,7 +26,11 @@ function random(seed) {
  */
 const TARGETS = [
   { name: 'sentiment.tar.gz', composing: [['preprocess', 'python'], ['bert', 'onnxruntime']], failure: 'execute' },
-  { name: 'model_trt_python.tar.gz', composing: [['preprocess', 'python'], ['bert_trt', 'tensorrt'], ['postprocess', 'python']], failure: 'module' },
+  {
+    name: 'model_trt_python.tar.gz',
+    composing: [['preprocess', 'python'], ['bert_trt', 'tensorrt'], ['postprocess', 'python']],
+    failure: 'module',
+  },
   { name: 'detector.tar.gz', backend: 'tensorrt', failure: 'compute' },
   { name: 'classifier.tar.gz', backend: 'onnxruntime', failure: 'oom' },
   { name: 'ranker.tar.gz', backend: 'python', failure: 'env' },
@@ -70,7 +74,10 @@ function generateEndpointLog(options = {}) {
       const d = new Date(Math.floor(us / 1000));
       const p2 = (v) => String(v).padStart(2, '0');
       const micros = String(us % 1_000_000).padStart(6, '0');
-      return `${level}${p2(d.getUTCMonth() + 1)}${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}.${micros} ${pid} ${source}] `;
+      return (
+        `${level}${p2(d.getUTCMonth() + 1)}${p2(d.getUTCDate())} ` +
+        `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}.${micros} ${pid} ${source}] `
+      );
     };
     /** One Triton log call; a raw multi-line message continues on unprefixed lines at the same time. */
     const log = (level, source, message, { pid = 1, raw = false } = {}) => {
@@ -92,7 +99,14 @@ function generateEndpointLog(options = {}) {
     log(
       'I',
       'tritonserver.cc:2598',
-      '\n+----------------------------------+------------------------------------------+\n| Option                           | Value                                    |\n+----------------------------------+------------------------------------------+\n| server_id                        | triton                                   |\n| server_version                   | 2.50.0                                   |\n| model_repository_path[0]         | /tmp/sagemaker                           |\n| model_control_mode               | MODE_EXPLICIT                            |\n+----------------------------------+------------------------------------------+\n',
+      '\n+----------------------------------+------------------------------------------+\n' +
+        '| Option                           | Value                                    |\n' +
+        '+----------------------------------+------------------------------------------+\n' +
+        '| server_id                        | triton                                   |\n' +
+        '| server_version                   | 2.50.0                                   |\n' +
+        '| model_repository_path[0]         | /tmp/sagemaker                           |\n' +
+        '| model_control_mode               | MODE_EXPLICIT                            |\n' +
+        '+----------------------------------+------------------------------------------+\n',
       { raw: true },
     );
     log('I', 'metrics.cc:889', 'Collecting metrics for GPU 0: Tesla T4');
@@ -120,7 +134,11 @@ function generateEndpointLog(options = {}) {
       if (!root) {
         for (const [m] of t.composing) log('I', 'sagemaker_server.cc:995', `Reading model sub-directory: ${m}\n`);
         log('I', 'sagemaker_server.cc:995', 'Reading model sub-directory: ensemble\n');
-        log('I', 'sagemaker_server.cc:1019', `SageMaker front-end detected an Ensemble config at path: /opt/ml/models/${hash}/model/ensemble/config.pbtxt\n`);
+        log(
+          'I',
+          'sagemaker_server.cc:1019',
+          `SageMaker front-end detected an Ensemble config at path: /opt/ml/models/${hash}/model/ensemble/config.pbtxt\n`,
+        );
       }
       log('I', 'model_repository_manager.cc:1766', `Model repository registered: ${repo}`);
       const models = root ? [[t.name, t.backend]] : t.composing;
@@ -129,7 +147,11 @@ function generateEndpointLog(options = {}) {
         if (m !== t.name) expect('load-started', { targetModel: t.name, tritonModel: m });
       }
       let failed;
-      if (fails) failed = models.find(([, b]) => (t.failure === 'compute' ? b === 'tensorrt' : t.failure === 'oom' ? b === 'onnxruntime' : b === 'python'))[0];
+      if (fails) {
+        failed = models.find(([, b]) =>
+          t.failure === 'compute' ? b === 'tensorrt' : t.failure === 'oom' ? b === 'onnxruntime' : b === 'python',
+        )[0];
+      }
       for (const [m, backend] of models) {
         advance(200, 900);
         log('I', INIT[backend][0], `TRITONBACKEND_ModelInitialize: ${m} (version 1)`);
@@ -145,22 +167,37 @@ function generateEndpointLog(options = {}) {
         let failure;
         let firstLine; // an event's time is that of its first line: here the stub's, when it writes the error first
         if (t.failure === 'module') {
-          const frames = `\n\nAt:\n  ${where}/1/model.py(6): <module>\n  <frozen importlib._bootstrap>(241): _call_with_frames_removed\n  <frozen importlib._bootstrap_external>(883): exec_module\n  <frozen importlib._bootstrap>(688): _load_unlocked\n  /usr/lib/python3.10/importlib/__init__.py(126): import_module\n`;
+          const frames =
+            `\n\nAt:\n  ${where}/1/model.py(6): <module>\n  <frozen importlib._bootstrap>(241): _call_with_frames_removed\n` +
+            '  <frozen importlib._bootstrap_external>(883): exec_module\n  <frozen importlib._bootstrap>(688): _load_unlocked\n' +
+            '  /usr/lib/python3.10/importlib/__init__.py(126): import_module\n';
           // The stub writes before it can hand its log to the server: its own pid, raw (pb_stub.cc:389, pb_stub_log.cc:95-101).
-          log('I', 'pb_stub.cc:389', ` Failed to initialize Python stub: ModuleNotFoundError: No module named 'transformers'${frames}`, { pid: 100 + Math.floor(rnd() * 9000), raw: true });
+          log('I', 'pb_stub.cc:389', ` Failed to initialize Python stub: ModuleNotFoundError: No module named 'transformers'${frames}`, {
+            pid: 100 + Math.floor(rnd() * 9000),
+            raw: true,
+          });
           firstLine = Math.floor(us / 1000);
           reason = `Internal: ModuleNotFoundError: No module named 'transformers'${frames}`;
           failure = 'python-module-missing';
         } else if (t.failure === 'compute') {
           log('I', 'logging.cc:46', 'Loaded engine size: 161 MiB');
-          log('E', 'logging.cc:40', '6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, please rebuild.');
-          const last = '2: [engine.cpp::deserializeEngine::1148] Error Code 2: Internal Error (Assertion engine->deserialize(start, size, allocator, runtime) failed. )';
+          log(
+            'E',
+            'logging.cc:40',
+            '6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, please rebuild.',
+          );
+          const last =
+            '2: [engine.cpp::deserializeEngine::1148] Error Code 2: ' +
+            'Internal Error (Assertion engine->deserialize(start, size, allocator, runtime) failed. )';
           log('E', 'logging.cc:40', last);
           reason = `Internal: unable to create TensorRT engine: ${last}`;
           failure = 'tensorrt-compute-capability';
         } else if (t.failure === 'oom') {
           reason =
-            'Internal: onnx runtime error 6: Exception during initialization: /workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 268435456\n';
+            'Internal: onnx runtime error 6: Exception during initialization: ' +
+            '/workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 ' +
+            'void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, ' +
+            'onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 268435456\n';
           failure = 'out-of-memory';
         } else {
           log('I', 'python_be.cc:2104', `Using Python execution env ${where}/py310_env.tar.gz`);
@@ -180,7 +217,8 @@ function generateEndpointLog(options = {}) {
         log(
           'E',
           'model_repository_manager.cc:749',
-          `Invalid argument: ensemble '${id(t.name)}' depends on '${id(failed)}' which has no loaded version. Model '${id(failed)}' loading failed with error: Internal: ModuleNotFoundError: No module named 'transformers'`,
+          `Invalid argument: ensemble '${id(t.name)}' depends on '${id(failed)}' which has no loaded version. ` +
+            `Model '${id(failed)}' loading failed with error: Internal: ModuleNotFoundError: No module named 'transformers'`,
         );
         expect('load-failed', { targetModel: t.name, tritonModel: t.name, failure: 'ensemble-dependency' });
       }
@@ -200,7 +238,11 @@ function generateEndpointLog(options = {}) {
       log('I', 'sagemaker_server.cc:250', 'SageMaker request: UNLOAD MODEL');
       log('I', 'sagemaker_server.cc:719', `Unloading SageMaker TargetModel: ${name}\n`);
       expect('eviction', { targetModel: name, tritonModel: name });
-      log('I', 'sagemaker_server.cc:751', `Using Model Repository Index during UNLOAD to check for status of model hash: ${hash} for model: ${name}`);
+      log(
+        'I',
+        'sagemaker_server.cc:751',
+        `Using Model Repository Index during UNLOAD to check for status of model hash: ${hash} for model: ${name}`,
+      );
       for (const m of models) {
         advance(50, 400);
         log('I', 'model_lifecycle.cc:636', `successfully unloaded '${repo}::${m}' version 1`);
@@ -219,7 +261,9 @@ function generateEndpointLog(options = {}) {
       log('I', 'sagemaker_server.cc:218', 'SageMaker MME Custom Invoke Model Path');
       log('I', 'sagemaker_server.cc:230', `Invoking SageMaker TargetModel: ${t.name}`);
       if (t.failure === 'execute' && rnd() < 0.05) {
-        const error = `Failed to process the request(s) for model 'preprocess_0_0', message: TypeError: a bytes-like object is required, not 'str'\n\nAt:\n  /opt/ml/models/${hash}/model/preprocess/1/model.py(52): execute\n`;
+        const error =
+          `Failed to process the request(s) for model 'preprocess_0_0', message: TypeError: ` +
+          `a bytes-like object is required, not 'str'\n\nAt:\n  /opt/ml/models/${hash}/model/preprocess/1/model.py(52): execute\n`;
         log('E', 'pb_stub.cc:741', error);
         expect('invoke-failed', { targetModel: t.name, tritonModel: 'preprocess', failure: 'python-exception' });
         log('I', 'sagemaker_server.cc:606', `Infer failed: ${error}`);

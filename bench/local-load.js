@@ -84,7 +84,8 @@ function makeArchive(work, mib) {
     path.join(repo, 'ensemble/config.pbtxt'),
     'name: "ensemble"\nplatform: "ensemble"\nensemble_scheduling { step [\n' +
       '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "text" } output_map { key: "IDS" value: "ids" } },\n' +
-      '  { model_name: "classifier" model_version: -1 input_map { key: "input_ids" value: "ids" } output_map { key: "logits" value: "logits" } }\n' +
+      '  { model_name: "classifier" model_version: -1 input_map { key: "input_ids" value: "ids" } ' +
+      'output_map { key: "logits" value: "logits" } }\n' +
       '] }\n',
   );
   fs.writeFileSync(path.join(repo, 'classifier/config.pbtxt'), 'name: "classifier"\nbackend: "onnxruntime"\n');

@@ -43,7 +43,8 @@ for (const [lines, escaped] of [
   const ok = events.length === expected.length ? 'as many as the log holds' : `MISMATCH: ${expected.length} in the log`;
   console.log(
     `  ${String(records.length).padStart(7)} lines, 3 instances, ${escaped ? 'escaped' : 'raw    '}  ${ms.toFixed(1).padStart(7)} ms  ` +
-      `${Math.round(records.length / (ms / 1000)).toLocaleString('en-US').padStart(10)} lines/s  ${events.length} events (${failures} failures, ${ok})`,
+      `${Math.round(records.length / (ms / 1000)).toLocaleString('en-US').padStart(10)} lines/s  ` +
+      `${events.length} events (${failures} failures, ${ok})`,
   );
 }
 console.log(`target: 10,000 lines in < 1000 ms -> ${worst10k < 1000 ? 'met' : 'NOT met'} (worst ${worst10k.toFixed(1)} ms)`);
@@ -56,7 +57,9 @@ const server = createServer((req, res) => {
   req.on('data', (d) => (body += d));
   req.on('end', () => {
     const token = Number(JSON.parse(body).nextToken ?? 0);
-    const events = records.slice(token, token + PAGE).map((r) => ({ logStreamName: r.stream, timestamp: r.timestamp, message: r.message, eventId: r.eventId }));
+    const events = records
+      .slice(token, token + PAGE)
+      .map((r) => ({ logStreamName: r.stream, timestamp: r.timestamp, message: r.message, eventId: r.eventId }));
     const next = token + PAGE < records.length ? { nextToken: String(token + PAGE) } : {};
     res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
     res.end(JSON.stringify({ events, ...next }));

@@ -52,7 +52,14 @@ function main() {
     const members = execFileSync('tar', ['-tzf', ours.out], { encoding: 'utf8', maxBuffer: 64 << 20 }).split('\n').length - 1;
     const reference = results.find((r) => r.name === 'tar -czf');
     console.log('');
-    console.log(pad('contestant', 44) + pad('wall s', 9) + pad('peak RSS MB', 13) + pad('archive MiB', 13) + pad('speed vs tar -czf', 19) + 'size vs tar -czf');
+    console.log(
+      pad('contestant', 44) +
+        pad('wall s', 9) +
+        pad('peak RSS MB', 13) +
+        pad('archive MiB', 13) +
+        pad('speed vs tar -czf', 19) +
+        'size vs tar -czf',
+    );
     for (const r of results) {
       console.log(
         pad(r.name, 44) +
@@ -132,9 +139,18 @@ function generateRepository(repo, totalMib) {
   for (let i = 0; vocab.length < 4 << 20; i++) vocab += `token_${i.toString(36)}\n`;
   write('preprocess/1/tokenizer/vocab.txt', vocab);
   write('preprocess/1/tokenizer/tokenizer_config.json', JSON.stringify({ do_lower_case: true, model_max_length: 512 }, null, 2));
-  config('encoder', 'platform: "onnxruntime_onnx"\nmax_batch_size: 8\n' + io('INPUT_IDS', 'TYPE_INT64', '[ 128 ]', 'HIDDEN', 'TYPE_FP16', '[ 128, 768 ]'));
-  config('decoder', 'platform: "pytorch_libtorch"\nmax_batch_size: 8\n' + io('INPUT__0', 'TYPE_FP16', '[ 128, 768 ]', 'OUTPUT__0', 'TYPE_FP16', '[ 768 ]'));
-  config('classifier', 'platform: "tensorrt_plan"\nmax_batch_size: 8\n' + io('POOLED', 'TYPE_FP16', '[ 768 ]', 'LOGITS', 'TYPE_FP16', '[ 2 ]'));
+  config(
+    'encoder',
+    'platform: "onnxruntime_onnx"\nmax_batch_size: 8\n' + io('INPUT_IDS', 'TYPE_INT64', '[ 128 ]', 'HIDDEN', 'TYPE_FP16', '[ 128, 768 ]'),
+  );
+  config(
+    'decoder',
+    'platform: "pytorch_libtorch"\nmax_batch_size: 8\n' + io('INPUT__0', 'TYPE_FP16', '[ 128, 768 ]', 'OUTPUT__0', 'TYPE_FP16', '[ 768 ]'),
+  );
+  config(
+    'classifier',
+    'platform: "tensorrt_plan"\nmax_batch_size: 8\n' + io('POOLED', 'TYPE_FP16', '[ 768 ]', 'LOGITS', 'TYPE_FP16', '[ 2 ]'),
+  );
 
   const remaining = totalMib - Math.ceil(fs.statSync(path.join(repo, 'preprocess/1/tokenizer/vocab.txt')).size / (1 << 20));
   const randomMib = Math.round(remaining * 0.7);
@@ -151,10 +167,14 @@ function ensembleBody() {
     'input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] } ]\n' +
     'output [ { name: "LOGITS" data_type: TYPE_FP16 dims: [ 2 ] } ]\n' +
     'ensemble_scheduling { step [\n' +
-    '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "TEXT" } output_map { key: "INPUT_IDS" value: "ids" } },\n' +
-    '  { model_name: "encoder" model_version: -1 input_map { key: "INPUT_IDS" value: "ids" } output_map { key: "HIDDEN" value: "hidden" } },\n' +
-    '  { model_name: "decoder" model_version: -1 input_map { key: "INPUT__0" value: "hidden" } output_map { key: "OUTPUT__0" value: "pooled" } },\n' +
-    '  { model_name: "classifier" model_version: -1 input_map { key: "POOLED" value: "pooled" } output_map { key: "LOGITS" value: "LOGITS" } }\n' +
+    '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "TEXT" } ' +
+    'output_map { key: "INPUT_IDS" value: "ids" } },\n' +
+    '  { model_name: "encoder" model_version: -1 input_map { key: "INPUT_IDS" value: "ids" } ' +
+    'output_map { key: "HIDDEN" value: "hidden" } },\n' +
+    '  { model_name: "decoder" model_version: -1 input_map { key: "INPUT__0" value: "hidden" } ' +
+    'output_map { key: "OUTPUT__0" value: "pooled" } },\n' +
+    '  { model_name: "classifier" model_version: -1 input_map { key: "POOLED" value: "pooled" } ' +
+    'output_map { key: "LOGITS" value: "LOGITS" } }\n' +
     '] }\n'
   );
 }

@@ -61,7 +61,10 @@ function main() {
     models: [{ name: 'engine', config: { platform: 'tensorrt_plan' }, files: [{ path: '1/model.plan', size: mib * MiB }] }],
   }));
   console.log(`load average ${require('node:os').loadavg()[0].toFixed(1)} on ${require('node:os').cpus().length} cores`);
-  console.log(`${MODELS.toLocaleString('en-US')} models, ${REQUESTS.toLocaleString('en-US')} requests, zipf:1 traffic, ml.g4dn.xlarge, Node ${process.version}`);
+  console.log(
+    `${MODELS.toLocaleString('en-US')} models, ${REQUESTS.toLocaleString('en-US')} requests, ` +
+      `zipf:1 traffic, ml.g4dn.xlarge, Node ${process.version}`,
+  );
 
   const weights = Float64Array.from({ length: MODELS }, (_, i) => 1 / (i + 1));
   const { result: trace } = time('trace: 1,000,000 zipf draws + Poisson arrivals', () =>

@@ -29,7 +29,13 @@ async function main() {
   }
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mme-bench-push-'));
   const S3rver = require('s3rver');
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: path.join(work, 's3'), configureBuckets: [{ name: 'bench', configs: [] }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: path.join(work, 's3'),
+    configureBuckets: [{ name: 'bench', configs: [] }],
+  });
   try {
     const { port } = await server.run();
     const endpointUrl = `http://127.0.0.1:${port}`;
@@ -49,11 +55,22 @@ async function main() {
     const streamedResult = JSON.parse(streamed.value);
     const uploadedResult = JSON.parse(uploaded.value);
     console.log('');
-    console.log(`streamed push (pack into the upload):   ${seconds(streamed.ms)} s  (${mib(streamedResult.size)} MiB archive, sha256 ${streamedResult.sha256.slice(0, 12)}…)`);
-    console.log(`package then upload:                    ${seconds(twoStep)} s  (package ${seconds(packed.ms)} s via ${packed.value}, upload ${seconds(uploaded.ms)} s)`);
+    console.log(
+      `streamed push (pack into the upload):   ${seconds(streamed.ms)} s  (${mib(streamedResult.size)} MiB archive, ` +
+        `sha256 ${streamedResult.sha256.slice(0, 12)}…)`,
+    );
+    console.log(
+      `package then upload:                    ${seconds(twoStep)} s  (package ${seconds(packed.ms)} s via ${packed.value}, ` +
+        `upload ${seconds(uploaded.ms)} s)`,
+    );
     console.log(`ratio (package-then-upload / streamed): ${(twoStep / streamed.ms).toFixed(2)}x`);
-    console.log(`same archive bytes both ways: ${streamedResult.sha256 === uploadedResult.sha256 ? 'yes' : 'no (the packer is not deterministic across runs)'}`);
-    console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; s3rver writes to ${os.tmpdir()}`);
+    console.log(
+      'same archive bytes both ways: ' +
+        `${streamedResult.sha256 === uploadedResult.sha256 ? 'yes' : 'no (the packer is not deterministic across runs)'}`,
+    );
+    console.log(
+      `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; s3rver writes to ${os.tmpdir()}`,
+    );
   } finally {
     await server.close().catch(() => undefined);
     if (keep) console.log(`kept ${work}`);
@@ -116,8 +133,10 @@ function generateRepository(repo, totalMib) {
       'input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] } ]\n' +
       'output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 2 ] } ]\n' +
       'ensemble_scheduling { step [\n' +
-      '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "TEXT" } output_map { key: "INPUT_IDS" value: "ids" } },\n' +
-      '  { model_name: "encoder" model_version: -1 input_map { key: "INPUT_IDS" value: "ids" } output_map { key: "LOGITS" value: "LOGITS" } }\n' +
+      '  { model_name: "preprocess" model_version: -1 input_map { key: "TEXT" value: "TEXT" } ' +
+      'output_map { key: "INPUT_IDS" value: "ids" } },\n' +
+      '  { model_name: "encoder" model_version: -1 input_map { key: "INPUT_IDS" value: "ids" } ' +
+      'output_map { key: "LOGITS" value: "LOGITS" } }\n' +
       '] }\n',
   );
   fs.mkdirSync(path.join(repo, 'ensemble/1'), { recursive: true });

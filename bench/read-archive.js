@@ -118,13 +118,21 @@ async function main() {
   const cases = [
     {
       name: `config.pbtxt of ${GIB} GiB zeros`,
-      make: (file) => writeGzip(file, [tar.encodeHeaders({ path: 'm/config.pbtxt', type: 'file', size: zeros, mode: 0o644 }), { zeros }, tar.endOfArchive(0)]),
+      make: (file) =>
+        writeGzip(file, [
+          tar.encodeHeaders({ path: 'm/config.pbtxt', type: 'file', size: zeros, mode: 0o644 }),
+          { zeros },
+          tar.endOfArchive(0),
+        ]),
     },
     {
       name: `weights of ${GIB} GiB zeros (valid archive)`,
       make: (file) =>
         writeGzip(file, [
-          Buffer.concat([file_(tar, 'm/config.pbtxt', CONFIG), tar.encodeHeaders({ path: 'm/1/model.onnx', type: 'file', size: zeros, mode: 0o644 })]),
+          Buffer.concat([
+            file_(tar, 'm/config.pbtxt', CONFIG),
+            tar.encodeHeaders({ path: 'm/1/model.onnx', type: 'file', size: zeros, mode: 0o644 }),
+          ]),
           { zeros },
           tar.endOfArchive(0),
         ]),
@@ -132,8 +140,14 @@ async function main() {
     { name: `${GIB} GiB of zeros and nothing else`, make: (file) => writeGzip(file, [{ zeros }]) },
     { name: `${ENTRIES.toLocaleString('en')} entries`, make: (file) => writeManyEntries(file, ENTRIES, tar) },
   ];
-  console.log(`machine: ${os.availableParallelism()} cores, node ${process.version}, load average ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
-  console.log(`${'archive'.padEnd(40)} ${'gz MiB'.padStart(7)} ${'make s'.padStart(7)} ${'plan s'.padStart(7)} ${'peak RSS MB'.padStart(12)}  exit  what plan said`);
+  console.log(
+    `machine: ${os.availableParallelism()} cores, node ${process.version}, ` +
+      `load average ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`,
+  );
+  console.log(
+    `${'archive'.padEnd(40)} ${'gz MiB'.padStart(7)} ${'make s'.padStart(7)} ` +
+      `${'plan s'.padStart(7)} ${'peak RSS MB'.padStart(12)}  exit  what plan said`,
+  );
   let worst = 0;
   try {
     for (const [i, c] of cases.entries()) {
@@ -145,7 +159,8 @@ async function main() {
       worst = Math.max(worst, run.rssMb);
       const mib = fs.statSync(file).size / 2 ** 20;
       console.log(
-        `${c.name.padEnd(40)} ${mib.toFixed(1).padStart(7)} ${made.toFixed(1).padStart(7)} ${run.seconds.toFixed(1).padStart(7)} ${String(run.rssMb).padStart(12)}  ${String(run.code).padStart(4)}  ${run.said}`,
+        `${c.name.padEnd(40)} ${mib.toFixed(1).padStart(7)} ${made.toFixed(1).padStart(7)} ` +
+          `${run.seconds.toFixed(1).padStart(7)} ${String(run.rssMb).padStart(12)}  ${String(run.code).padStart(4)}  ${run.said}`,
       );
     }
   } finally {

@@ -17,7 +17,8 @@ mkdirSync(join(repo, 'm', '1'), { recursive: true });
 writeFileSync(join(repo, 'm', '1', 'model.onnx'), ''); // an empty stand-in: validate reads model.onnx, and takes an empty one as a stand-in
 writeFileSync(
   join(repo, 'm', 'config.pbtxt'),
-  'name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ 3 ] } ]\noutput [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]\n',
+  'name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ 3 ] } ]\n' +
+    'output [ { name: "y" data_type: TYPE_FP32 dims: [ 3 ] } ]\n',
 );
 
 const runs = Number(process.env.RUNS ?? 25);

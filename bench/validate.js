@@ -20,10 +20,32 @@ const io = (n, dtype) =>
   `input [ { name: "INPUT_${n}" data_type: ${dtype} dims: [ -1, ${3 + (n % 5)} ] } ]\n` +
   `output [ { name: "OUTPUT_${n}" data_type: TYPE_FP32 dims: [ ${1 + (n % 1000)} ] } ]\n`;
 const kinds = [
-  (n) => ({ file: 'model.onnx', text: `name: "m${n}"\nbackend: "onnxruntime"\nmax_batch_size: 16\n${io(n, 'TYPE_FP32')}dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }\ninstance_group [ { count: 1 kind: KIND_GPU } ]\n` }),
-  (n) => ({ file: 'model.plan', text: `name: "m${n}"\nplatform: "tensorrt_plan"\nmax_batch_size: 128\n${io(n, 'TYPE_FP16')}model_warmup { name: "w" batch_size: 1 inputs { key: "INPUT_${n}" value: { data_type: TYPE_FP16 dims: [ 1, 3 ] zero_data: true } } }\n` }),
-  (n) => ({ file: 'model.pt', text: `# TorchScript model\nname: "m${n}"\nplatform: "pytorch_libtorch"\nmax_batch_size: 0\n${io(n, 'TYPE_INT64')}parameters: { key: "DISABLE_OPTIMIZED_EXECUTION" value: { string_value: "true" } }\n` }),
-  (n) => ({ file: 'model.py', source: 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n', text: `name: 'm${n}'\nbackend: "python"\nmax_batch_size: 8\n${io(n, 'TYPE_STRING')}instance_group < kind: KIND_CPU count: 2 >\nsequence_batching { max_sequence_idle_microseconds: 5000000 control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }\n` }),
+  (n) => ({
+    file: 'model.onnx',
+    text:
+      `name: "m${n}"\nbackend: "onnxruntime"\nmax_batch_size: 16\n${io(n, 'TYPE_FP32')}dynamic_batching { ` +
+      'preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }\ninstance_group [ { count: 1 kind: KIND_GPU } ]\n',
+  }),
+  (n) => ({
+    file: 'model.plan',
+    text:
+      `name: "m${n}"\nplatform: "tensorrt_plan"\nmax_batch_size: 128\n${io(n, 'TYPE_FP16')}model_warmup { name: "w" ` +
+      `batch_size: 1 inputs { key: "INPUT_${n}" value: { data_type: TYPE_FP16 dims: [ 1, 3 ] zero_data: true } } }\n`,
+  }),
+  (n) => ({
+    file: 'model.pt',
+    text:
+      `# TorchScript model\nname: "m${n}"\nplatform: "pytorch_libtorch"\nmax_batch_size: 0\n` +
+      `${io(n, 'TYPE_INT64')}parameters: { key: "DISABLE_OPTIMIZED_EXECUTION" value: { string_value: "true" } }\n`,
+  }),
+  (n) => ({
+    file: 'model.py',
+    source: 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n',
+    text:
+      `name: 'm${n}'\nbackend: "python"\nmax_batch_size: 8\n${io(n, 'TYPE_STRING')}instance_group < kind: KIND_CPU count: 2 >\n` +
+      'sequence_batching { max_sequence_idle_microseconds: 5000000 control_input [ { name: "START" ' +
+      'control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }\n',
+  }),
 ];
 
 const repo = mkdtempSync(join(tmpdir(), 'mme-bench-validate-'));
@@ -38,7 +60,10 @@ for (let n = 0; n < MODELS; n += kinds.length) {
   };
 }
 const python = process.env.MME_DEPLOY_TEST_PYTHON ?? '/usr/bin/python3';
-const made = spawnSync(python, [join(__dirname, '..', 'test', 'real-world', 'make_onnx.py')], { input: JSON.stringify(onnxSpecs), encoding: 'utf8' });
+const made = spawnSync(python, [join(__dirname, '..', 'test', 'real-world', 'make_onnx.py')], {
+  input: JSON.stringify(onnxSpecs),
+  encoding: 'utf8',
+});
 if (made.status !== 0) {
   console.error(`python3 with onnx is needed to write the benchmark's ONNX models: ${made.stderr || made.error}`);
   process.exit(2);
@@ -69,12 +94,16 @@ for (let i = 0; i < 3; i++) {
   const result = spawnSync(process.execPath, [join(dist, 'bin', 'mme-deploy.js'), 'validate', repo, '--json'], { maxBuffer: 1 << 28 });
   runs.push(Number(process.hrtime.bigint() - start) / 1e9);
   const report = JSON.parse(result.stdout.toString());
-  if (result.status !== 0 || report.models.length !== MODELS) throw new Error(`validate failed: exit ${result.status}, ${report.diagnostics.slice(0, 3).map((d) => d.message).join('; ')}`);
+  if (result.status !== 0 || report.models.length !== MODELS) {
+    throw new Error(`validate failed: exit ${result.status}, ${report.diagnostics.slice(0, 3).map((d) => d.message).join('; ')}`);
+  }
 }
 if (process.env.KEEP_REPO) console.log(`repository kept at ${repo}`);
 else rmSync(repo, { recursive: true, force: true });
 const best = Math.min(...runs);
 console.log(`validate benchmark: ${MODELS} models, ${(bytes / 1024 / 1024).toFixed(1)} MiB of config.pbtxt`);
-console.log(`  parse alone:      ${(MODELS / parseSeconds).toFixed(0)} configs/s (${(bytes / parseSeconds / 1024 / 1024).toFixed(1)} MiB/s)`);
+console.log(
+  `  parse alone:      ${(MODELS / parseSeconds).toFixed(0)} configs/s (${(bytes / parseSeconds / 1024 / 1024).toFixed(1)} MiB/s)`,
+);
 console.log(`  whole validate:   ${best.toFixed(2)} s wall (best of ${runs.length}: ${runs.map((r) => r.toFixed(2)).join(', ')})`);
 console.log(`  target < 1.5 s -> ${best < 1.5 ? 'met' : 'NOT met'}`);
