@@ -96,7 +96,13 @@ describe('push: the conditional write', () => {
     expect(s3.calls().map((c) => c.args[0].constructor.name)).toEqual(['HeadObjectCommand', 'PutObjectCommand']);
     expect(s3.commandCalls(HeadObjectCommand)[0]!.args[0].input).toEqual({ Bucket: 'model-bucket', Key: 'mme/small.tar.gz' });
     const { Body, ...put } = s3.commandCalls(PutObjectCommand)[0]!.args[0].input;
-    expect(put).toEqual({ Bucket: 'model-bucket', Key: 'mme/small.tar.gz', ContentType: 'application/gzip', ChecksumAlgorithm: 'SHA256', IfNoneMatch: '*' });
+    expect(put).toEqual({
+      Bucket: 'model-bucket',
+      Key: 'mme/small.tar.gz',
+      ContentType: 'application/gzip',
+      ChecksumAlgorithm: 'SHA256',
+      IfNoneMatch: '*',
+    });
     expect((Body as Buffer).length).toBe(1000);
   });
 
@@ -152,13 +158,18 @@ describe('push: the conditional write', () => {
     await expect(
       runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, captureIo()),
     ).rejects.toThrow(/Nothing was left in S3 \(the multipart upload was aborted\)/);
-    expect(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input).toEqual({ Bucket: 'model-bucket', Key: 'mme/big.tar.gz', UploadId: 'upload-2' });
+    expect(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input).toEqual({
+      Bucket: 'model-bucket',
+      Key: 'mme/big.tar.gz',
+      UploadId: 'upload-2',
+    });
   });
 
   it('names the missing permission on AccessDenied', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('Forbidden', 403));
     await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', profile: 'dev' }, captureIo())).rejects.toThrow(
-      "Access denied checking whether s3://model-bucket/mme/small.tar.gz exists: the credentials of profile 'dev' need s3:GetObject on it and s3:ListBucket on bucket model-bucket",
+      'Access denied checking whether s3://model-bucket/mme/small.tar.gz exists: ' +
+        "the credentials of profile 'dev' need s3:GetObject on it and s3:ListBucket on bucket model-bucket",
     );
   });
 });
@@ -166,10 +177,16 @@ describe('push: the conditional write', () => {
 describe('endpoint resolution', () => {
   it('follows DescribeEndpoint -> DescribeEndpointConfig -> DescribeModel to the ModelDataUrl prefix', async () => {
     mockMultiModelEndpoint();
-    s3.on(ListObjectsV2Command).resolves({ Contents: [{ Key: 'mme/resnet.tar.gz', Size: 2048, LastModified: new Date('2026-02-03T04:05:06Z') }] });
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [{ Key: 'mme/resnet.tar.gz', Size: 2048, LastModified: new Date('2026-02-03T04:05:06Z') }],
+    });
     const io = captureIo();
     expect(await runList({ endpoint: 'mme', json: true }, io)).toBe(0);
-    expect(sageMaker.calls().map((c) => c.args[0].input)).toEqual([{ EndpointName: 'mme' }, { EndpointConfigName: 'mme-config' }, { ModelName: 'mme-model' }]);
+    expect(sageMaker.calls().map((c) => c.args[0].input)).toEqual([
+      { EndpointName: 'mme' },
+      { EndpointConfigName: 'mme-config' },
+      { ModelName: 'mme-model' },
+    ]);
     expect(s3.commandCalls(ListObjectsV2Command)[0]!.args[0].input).toEqual({ Bucket: 'model-bucket', Prefix: 'mme/' });
     expect(JSON.parse(io.out())).toEqual({
       location: 's3://model-bucket/mme/',
@@ -189,7 +206,9 @@ describe('endpoint resolution', () => {
 
   it('says when the endpoint does not exist', async () => {
     sageMaker.on(DescribeEndpointCommand).rejects(awsError('ValidationException', 400, 'Could not find endpoint "nope".'));
-    await expect(runList({ endpoint: 'nope', region: 'eu-west-1' }, captureIo())).rejects.toThrow("Endpoint 'nope' does not exist in eu-west-1.");
+    await expect(runList({ endpoint: 'nope', region: 'eu-west-1' }, captureIo())).rejects.toThrow(
+      "Endpoint 'nope' does not exist in eu-west-1.",
+    );
   });
 
   it('names the missing permission when DescribeEndpoint is denied', async () => {
@@ -207,7 +226,11 @@ describe('invoke', () => {
     });
     const blob = Buffer.alloc(16);
     [0.1, 0.7, 0.15, 0.05].forEach((v, i) => blob.writeFloatLE(v, i * 4));
-    return { Body: new Uint8Array(Buffer.concat([Buffer.from(header), blob])), ContentType: binaryJsonContentType(header.length), InvokedProductionVariant: 'AllTraffic' };
+    return {
+      Body: new Uint8Array(Buffer.concat([Buffer.from(header), blob])),
+      ContentType: binaryJsonContentType(header.length),
+      InvokedProductionVariant: 'AllTraffic',
+    };
   };
 
   it('sends InvokeEndpoint with TargetModel and the binary+json content type, and prints top-k', async () => {
@@ -219,14 +242,18 @@ describe('invoke', () => {
       io,
     );
     expect(code).toBe(0);
-    const header = '{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT","shape":[1,3],"datatype":"UINT8","parameters":{"binary_data_size":3}}]}';
+    const header =
+      '{"parameters":{"binary_data_output":true},' +
+      '"inputs":[{"name":"INPUT","shape":[1,3],"datatype":"UINT8","parameters":{"binary_data_size":3}}]}';
     expect(runtime.commandCalls(InvokeEndpointCommand)[0]!.args[0].input).toEqual({
       EndpointName: 'mme',
       TargetModel: 'dali.tar.gz',
       ContentType: `application/vnd.sagemaker-triton.binary+json;json-header-size=${header.length}`,
       Body: Buffer.concat([Buffer.from(header), Buffer.from([0xff, 0xd8, 0xff])]),
     });
-    expect(io.out()).toBe('model dali.tar.gz (version 1)\nOUTPUT  FP32 [1, 4]\n  values: [0.1, 0.7, 0.15, 0.05]\n  top 2:\n         1  0.7\n         2  0.15\n');
+    expect(io.out()).toBe(
+      'model dali.tar.gz (version 1)\nOUTPUT  FP32 [1, 4]\n  values: [0.1, 0.7, 0.15, 0.05]\n  top 2:\n         1  0.7\n         2  0.15\n',
+    );
   });
 
   it('shapes inputs from the ensemble config found in --model (a repository directory)', async () => {
@@ -236,17 +263,23 @@ describe('invoke', () => {
     writeFileSync(join(repo, 'dali', 'config.pbtxt'), 'name: "dali"\nbackend: "dali"\nmax_batch_size: 256\n');
     writeFileSync(
       join(repo, 'ensemble_dali_inception', 'config.pbtxt'),
-      'name: "ensemble_dali_inception"\nplatform: "ensemble"\nmax_batch_size: 256\ninput [ { name: "INPUT" data_type: TYPE_UINT8 dims: [ -1 ] } ]\noutput [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 1001 ] } ]\n',
+      'name: "ensemble_dali_inception"\nplatform: "ensemble"\nmax_batch_size: 256\n' +
+        'input [ { name: "INPUT" data_type: TYPE_UINT8 dims: [ -1 ] } ]\n' +
+        'output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 1001 ] } ]\n',
     );
     writeFileSync(join(dir, 'dog.jpg'), Buffer.from([1, 2, 3, 4, 5]));
     runtime.on(InvokeEndpointCommand).resolves(response() as never);
-    expect(await runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['INPUT=@dog.jpg'] }, captureIo())).toBe(0);
+    expect(
+      await runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['INPUT=@dog.jpg'] }, captureIo()),
+    ).toBe(0);
     const sent = runtime.commandCalls(InvokeEndpointCommand)[0]!.args[0].input;
     expect(sent.ContentType).toBe('application/json');
-    expect(Buffer.from(sent.Body as Uint8Array).toString()).toBe('{"inputs":[{"name":"INPUT","shape":[1,5],"datatype":"UINT8","data":[1,2,3,4,5]}]}');
-    await expect(runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['IMAGE=@dog.jpg'] }, captureIo())).rejects.toThrow(
-      "Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' (UINT8 [-1, -1]).",
+    expect(Buffer.from(sent.Body as Uint8Array).toString()).toBe(
+      '{"inputs":[{"name":"INPUT","shape":[1,5],"datatype":"UINT8","data":[1,2,3,4,5]}]}',
     );
+    await expect(
+      runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['IMAGE=@dog.jpg'] }, captureIo()),
+    ).rejects.toThrow("Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' (UINT8 [-1, -1]).");
   });
 
   it('passes on what the model said when it fails, unwrapped from Triton\'s error JSON, with what to do', async () => {
@@ -265,9 +298,9 @@ describe('invoke', () => {
 
   it('refuses a request over the 6 MiB InvokeEndpoint limit before sending it', async () => {
     writeFileSync(join(dir, 'huge.bin'), Buffer.alloc(7 * 1024 * 1024));
-    await expect(runInvoke({ endpoint: 'mme', targetModel: 'x.tar.gz', input: ['INPUT=@huge.bin'], binary: true }, captureIo())).rejects.toThrow(
-      /InvokeEndpoint accepts at most 6 MiB/,
-    );
+    await expect(
+      runInvoke({ endpoint: 'mme', targetModel: 'x.tar.gz', input: ['INPUT=@huge.bin'], binary: true }, captureIo()),
+    ).rejects.toThrow(/InvokeEndpoint accepts at most 6 MiB/);
     expect(runtime.calls()).toHaveLength(0);
   });
 });
@@ -307,11 +340,24 @@ describe('status', () => {
     expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
 
     const scope = { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
-    expect(autoScaling.commandCalls(DescribeScalableTargetsCommand)[0]!.args[0].input).toEqual({ ...scope, ResourceIds: ['endpoint/mme/variant/AllTraffic'] });
-    expect(autoScaling.commandCalls(DescribeScalingPoliciesCommand)[0]!.args[0].input).toEqual({ ...scope, ResourceId: 'endpoint/mme/variant/AllTraffic' });
+    expect(autoScaling.commandCalls(DescribeScalableTargetsCommand)[0]!.args[0].input).toEqual({
+      ...scope,
+      ResourceIds: ['endpoint/mme/variant/AllTraffic'],
+    });
+    expect(autoScaling.commandCalls(DescribeScalingPoliciesCommand)[0]!.args[0].input).toEqual({
+      ...scope,
+      ResourceId: 'endpoint/mme/variant/AllTraffic',
+    });
     const metrics = cloudWatch.commandCalls(GetMetricDataCommand)[0]!.args[0].input;
-    expect(metrics).toEqual({ MetricDataQueries: statusMetricQueries('mme', 'AllTraffic'), StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' });
-    expect(metrics.MetricDataQueries!.map((q) => `${q.MetricStat!.Metric!.Namespace} ${q.MetricStat!.Metric!.MetricName} ${q.MetricStat!.Stat}`)).toEqual([
+    expect(metrics).toEqual({
+      MetricDataQueries: statusMetricQueries('mme', 'AllTraffic'),
+      StartTime: start,
+      EndTime: end,
+      ScanBy: 'TimestampAscending',
+    });
+    expect(
+      metrics.MetricDataQueries!.map((q) => `${q.MetricStat!.Metric!.Namespace} ${q.MetricStat!.Metric!.MetricName} ${q.MetricStat!.Stat}`),
+    ).toEqual([
       '/aws/sagemaker/Endpoints LoadedModelCount Average',
       'AWS/SageMaker LoadedModelCount Average',
       '/aws/sagemaker/Endpoints GPUUtilization Average',
@@ -328,7 +374,10 @@ describe('status', () => {
     expect(text).toContain('Endpoint      mme  InService');
     expect(text).toContain('Variant       AllTraffic  ml.g4dn.xlarge  2 instances (scaling to 3)');
     expect(text).toContain('Auto scaling  1-5 instances');
-    expect(text).toContain('  policy      gpu-60: TargetTrackingScaling on /aws/sagemaker/Endpoints/GPUUtilization (Average) target 60, cooldown in 600 s / out 200 s');
+    expect(text).toContain(
+      '  policy      gpu-60: TargetTrackingScaling on /aws/sagemaker/Endpoints/GPUUtilization (Average) target 60, ' +
+        'cooldown in 600 s / out 200 s',
+    );
     expect(text).toMatch(/LoadedModelCount \(Average\) +4 +3 +4 +3\.5/);
     expect(text).toMatch(/ModelCacheHit \(Average\) +87\.5 %/);
     expect(text).toMatch(/ModelLoadingWaitTime \(Average\) +2\.50 s/);
@@ -342,6 +391,8 @@ describe('status', () => {
     const io = captureIo();
     expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
     expect(io.out()).toContain('Auto scaling  none (fixed instance count)');
-    expect(io.err()).toContain('note: Metrics not shown: Access denied: the credentials in use may not cloudwatch:GetMetricData on endpoint mme.');
+    expect(io.err()).toContain(
+      'note: Metrics not shown: Access denied: the credentials in use may not cloudwatch:GetMetricData on endpoint mme.',
+    );
   });
 });

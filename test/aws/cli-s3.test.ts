@@ -47,7 +47,8 @@ function repository(): string {
   mkdirSync(join(root, 'adder', '1'), { recursive: true });
   writeFileSync(
     join(root, 'adder', 'config.pbtxt'),
-    'name: "adder"\nbackend: "python"\nmax_batch_size: 8\ninput [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "SUM" data_type: TYPE_FP32 dims: [ 1 ] } ]\ninstance_group [ { kind: KIND_CPU } ]\n',
+    'name: "adder"\nbackend: "python"\nmax_batch_size: 8\ninput [ { name: "A" data_type: TYPE_FP32 dims: [ 4 ] } ]\n' +
+      'output [ { name: "SUM" data_type: TYPE_FP32 dims: [ 1 ] } ]\ninstance_group [ { kind: KIND_CPU } ]\n',
   );
   writeFileSync(join(root, 'adder', '1', 'model.py'), 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n');
   return root;
@@ -106,7 +107,10 @@ describe('mme-deploy push (s3rver)', () => {
     await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: 'endpoint-a/live.tar.gz', Body: 'serving' }));
     const refused = captureIo();
     await expect(runPush(repository(), { ...where, name: 'live.tar.gz' }, refused)).rejects.toThrow(
-      /s3:\/\/models\/endpoint-a\/live.tar.gz already exists \(7 B, last modified .*\); nothing was uploaded\..*keep serving their cached copy/,
+      new RegExp(
+        /s3:\/\/models\/endpoint-a\/live.tar.gz already exists \(7 B, last modified .*/.source +
+          /\); nothing was uploaded\..*keep serving their cached copy/.source,
+      ),
     );
     expect((await objectBytes('endpoint-a/live.tar.gz')).toString()).toBe('serving');
 
@@ -183,7 +187,9 @@ describe('mme-deploy list and remove (s3rver)', () => {
   it('deletes with --yes and explains the cache', async () => {
     const io = captureIo();
     expect(await runRemove('b.tar.gz', { ...other(), yes: true }, io)).toBe(0);
-    expect(io.out()).toContain('Deleted s3://models/endpoint-b/b.tar.gz.\nInstances that already loaded b.tar.gz keep serving their cached copy');
+    expect(io.out()).toContain(
+      'Deleted s3://models/endpoint-b/b.tar.gz.\nInstances that already loaded b.tar.gz keep serving their cached copy',
+    );
     const listing = captureIo();
     await runList({ ...other(), json: true }, listing);
     expect(JSON.parse(listing.out()).models.map((m: { targetModel: string }) => m.targetModel)).toEqual(['a.tar.gz', 'c.tar.gz']);
@@ -217,10 +223,15 @@ describe('one TargetModel name rule for push, list and remove (s3rver)', () => {
     const lines = io.out().trimEnd().split('\n');
     expect(lines[1]).toMatch(/ ok\.tar\.gz$/);
     expect(lines[2]).toMatch(/ sub\/x\.tar\.gz {2}\(not a TargetModel\)$/);
-    expect(lines[4]).toMatch(/^1 object\(s\) marked \(not a TargetModel\) cannot be loaded, invoked or removed by name: TargetModel 'sub\/x.tar.gz' contains '\/'/);
+    expect(lines[4]).toMatch(
+      /^1 object\(s\) marked \(not a TargetModel\) cannot be loaded, invoked or removed by name: TargetModel 'sub\/x.tar.gz' contains '\/'/,
+    );
     const json = captureIo();
     await runList({ ...third(), json: true }, json);
-    expect(JSON.parse(json.out()).models[1]).toMatchObject({ targetModel: 'sub/x.tar.gz', problem: expect.stringContaining("contains '/'") });
+    expect(JSON.parse(json.out()).models[1]).toMatchObject({
+      targetModel: 'sub/x.tar.gz',
+      problem: expect.stringContaining("contains '/'"),
+    });
   });
 
   it.each([

@@ -63,11 +63,16 @@ class SageMakerRuntimeStandIn {
   modelError(originalStatus: number, originalMessage: string): void {
     this.answer = {
       status: 424,
-      headers: { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'ModelError:http://internal.amazon.com/coral/com.amazon.sagemaker/' },
+      headers: {
+        'Content-Type': 'application/json',
+        'x-amzn-ErrorType': 'ModelError:http://internal.amazon.com/coral/com.amazon.sagemaker/',
+      },
       body: JSON.stringify({
         ErrorCode: originalStatus >= 500 ? 'SERVER_ERROR_FROM_MODEL' : 'CLIENT_ERROR_FROM_MODEL',
         LogStreamArn: 'arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/mme',
-        Message: `Received ${originalStatus >= 500 ? 'server' : 'client'} error (${originalStatus}) from primary with message "${originalMessage}". See the log group for more information.`,
+        Message:
+          `Received ${originalStatus >= 500 ? 'server' : 'client'} error (${originalStatus}) from ` +
+          `primary with message "${originalMessage}". See the log group for more information.`,
         OriginalMessage: originalMessage,
         OriginalStatusCode: originalStatus,
       }),
@@ -166,7 +171,9 @@ describe('invoke through the SageMaker Runtime API', () => {
     const run = await invoke('--target-model', 'ids.tar.gz', '--model', '.', '--input', 'A=["9007199254740993",-1]', '--json');
     expect(run.code).toBe(0);
     expect(standIn.requests[0]!.headers['content-type']).toBe('application/json');
-    expect(standIn.requests[0]!.body.toString()).toBe('{"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,-1]}]}');
+    expect(standIn.requests[0]!.body.toString()).toBe(
+      '{"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,-1]}]}',
+    );
     const printed = JSON.parse(run.stdout) as { outputs: { name: string; data: unknown[] }[] };
     expect(printed.outputs.map((o) => [o.name, o.data])).toEqual([
       ['U', ['18446744073709551615', '9007199254740993']],
@@ -179,7 +186,10 @@ describe('invoke through the SageMaker Runtime API', () => {
     const run = await invoke('--target-model', 'half.tar.gz', '--model', 'half', '--input', 'X=[1,2]');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^mme-deploy: Out of GPU or host memory loading half\.tar\.gz \(HTTP 507: failed to load 'half\.tar\.gz' version 1: CUDA out of memory\. Tried to allocate 1\.5 GiB\)\. SageMaker answers a 507 by unloading/,
+      new RegExp(
+        /^mme-deploy: Out of GPU or host memory loading half\.tar\.gz \(HTTP 507: failed to load 'half\.tar\.gz' /.source +
+          /version 1: CUDA out of memory\. Tried to allocate 1\.5 GiB\)\. SageMaker answers a 507 by unloading/.source,
+      ),
     );
     expect(run.stderr).toContain('environment.modelLoadGpuLimit (SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT)');
     expect(run.stderr).toMatch(/Container logs: arn:aws:logs:us-east-1:123456789012:log-group:\/aws\/sagemaker\/Endpoints\/mme\n$/);

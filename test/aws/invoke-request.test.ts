@@ -9,12 +9,14 @@ import { decodeInferenceRequest } from '../../lib/aws/kserve-codec';
 import { MmeError } from '../../lib/errors';
 import { exitCodeOf } from '../../lib/cli/exit-codes';
 
+// A line ending in \ goes on at the start of the next (a template literal's line continuation): no line break there.
 const IMAGE_ENSEMBLE = `name: "ensemble_dali_inception"
 platform: "ensemble"
 max_batch_size: 256
 input [ { name: "INPUT" data_type: TYPE_UINT8 dims: [ -1 ] } ]
 output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 1001 ] } ]
-ensemble_scheduling { step [ { model_name: "dali" model_version: -1 input_map { key: "DALI_INPUT_0" value: "INPUT" } output_map { key: "DALI_OUTPUT_0" value: "OUTPUT" } } ] }
+ensemble_scheduling { step [ { model_name: "dali" model_version: -1 input_map { key: "DALI_INPUT_0" value: "INPUT" } \
+output_map { key: "DALI_OUTPUT_0" value: "OUTPUT" } } ] }
 `;
 const SENTENCE_ENSEMBLE = `name: "ensemble"
 platform: "ensemble"
@@ -45,8 +47,12 @@ describe('building an invoke request from command-line inputs', () => {
   it('sends an image file as one UINT8 tensor [1, n], as seed 000 sends the JPEG', async () => {
     const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
     writeFileSync(join(dir, 'dog.jpg'), jpeg);
-    const { body, contentType } = await buildInvokeRequest({ inputs: ['INPUT=@dog.jpg'], binary: true }, config(IMAGE_ENSEMBLE), { cwd: dir });
-    const header = '{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT","shape":[1,6],"datatype":"UINT8","parameters":{"binary_data_size":6}}]}';
+    const { body, contentType } = await buildInvokeRequest({ inputs: ['INPUT=@dog.jpg'], binary: true }, config(IMAGE_ENSEMBLE), {
+      cwd: dir,
+    });
+    const header =
+      '{"parameters":{"binary_data_output":true},' +
+      '"inputs":[{"name":"INPUT","shape":[1,6],"datatype":"UINT8","parameters":{"binary_data_size":6}}]}';
     expect(contentType).toBe(`application/vnd.sagemaker-triton.binary+json;json-header-size=${header.length}`);
     expect(body).toEqual(Buffer.concat([Buffer.from(header), jpeg]));
   });
@@ -102,10 +108,25 @@ describe('building an invoke request from command-line inputs', () => {
 
 describe('invoke request errors', () => {
   const cases: [string, Parameters<typeof buildInvokeRequest>[0], string, RegExp][] = [
-    ['an unknown input name', { inputs: ['IMAGE=[1]'] }, IMAGE_ENSEMBLE, /Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' \(UINT8 \[-1, -1\]\)/],
+    [
+      'an unknown input name',
+      { inputs: ['IMAGE=[1]'] },
+      IMAGE_ENSEMBLE,
+      /Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' \(UINT8 \[-1, -1\]\)/,
+    ],
     ['a missing required input', { inputs: ['B=[true]'] }, NO_BATCH, /The model also needs 'A' \(INT64 \[2\]\)/],
-    ['a datatype contradicting the config', { inputs: ['A=[1,2]'], datatype: 'FP32' }, NO_BATCH, /'A' is INT64 in the model config, but FP32 was given/],
-    ['data that does not fit the shape', { inputs: ['A=[1,2,3]'] }, NO_BATCH, /has 3 values, but shape \[2\] from the model config holds 2: the dims must multiply/],
+    [
+      'a datatype contradicting the config',
+      { inputs: ['A=[1,2]'], datatype: 'FP32' },
+      NO_BATCH,
+      /'A' is INT64 in the model config, but FP32 was given/,
+    ],
+    [
+      'data that does not fit the shape',
+      { inputs: ['A=[1,2,3]'] },
+      NO_BATCH,
+      /has 3 values, but shape \[2\] from the model config holds 2: the dims must multiply/,
+    ],
     ['an unknown output', { inputs: ['A=[1,2]'], outputs: ['MEAN'] }, NO_BATCH, /no output 'MEAN'; its outputs are 'SUM'/],
     ['an input without NAME=', { inputs: ['@dog.jpg'] }, NO_BATCH, /must look like NAME=value/],
     ['a missing file', { inputs: ['A=@nope.json'] }, NO_BATCH, /nope.json does not exist/],
@@ -113,13 +134,16 @@ describe('invoke request errors', () => {
     ['a bad --datatype', { inputs: ['X=[1]'], datatype: 'FLOAT' }, '', /is not a datatype; use one of BOOL, UINT8/],
   ];
 
-  it.each(cases.map(([what, spec, text, message]) => ({ what, spec, text, message })))('explains $what', async ({ spec, text, message }) => {
-    const promise = buildInvokeRequest(spec, text ? config(text) : undefined, { cwd: dir });
-    await expect(promise).rejects.toThrow(message);
-    const err = await promise.catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(MmeError);
-    expect(exitCodeOf((err as MmeError).code)).toBe(2);
-  });
+  it.each(cases.map(([what, spec, text, message]) => ({ what, spec, text, message })))(
+    'explains $what',
+    async ({ spec, text, message }) => {
+      const promise = buildInvokeRequest(spec, text ? config(text) : undefined, { cwd: dir });
+      await expect(promise).rejects.toThrow(message);
+      const err = await promise.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MmeError);
+      expect(exitCodeOf((err as MmeError).code)).toBe(2);
+    },
+  );
 
   it('refuses raw bytes for a float input', async () => {
     writeFileSync(join(dir, 'x.bin'), Buffer.alloc(48));
@@ -140,7 +164,11 @@ describe('reading the served model config from an archive or directory', () => {
   }
 
   it('picks the ensemble from a tar.gz made like the AWS examples (tar -C repo -czf x.tar.gz .)', async () => {
-    const root = repository({ dali: 'name: "dali"\nbackend: "dali"\n', ensemble_dali_inception: IMAGE_ENSEMBLE, inception: 'platform: "tensorflow_graphdef"' });
+    const root = repository({
+      dali: 'name: "dali"\nbackend: "dali"\n',
+      ensemble_dali_inception: IMAGE_ENSEMBLE,
+      inception: 'platform: "tensorflow_graphdef"',
+    });
     const archive = join(dir, 'model_tf_dali.tar.gz');
     execFileSync('tar', ['-C', root, '-czf', archive, '.']);
     const found = await readInvokeModelConfig(archive);
@@ -166,7 +194,12 @@ describe('showing a response', () => {
     model_name: 'resnet.tar.gz',
     model_version: '1',
     outputs: [
-      { name: 'OUTPUT__0', datatype: 'FP32' as const, shape: [1, 20], data: Array.from({ length: 20 }, (_, i) => (i === 7 ? 0.9 : i / 100)) },
+      {
+        name: 'OUTPUT__0',
+        datatype: 'FP32' as const,
+        shape: [1, 20],
+        data: Array.from({ length: 20 }, (_, i) => (i === 7 ? 0.9 : i / 100)),
+      },
       { name: 'LABEL', datatype: 'BYTES' as const, shape: [1], data: [Buffer.from('shiba inu')] },
       { name: 'BIG', datatype: 'INT64' as const, shape: [1], data: [2n ** 62n] },
     ],
@@ -196,7 +229,10 @@ describe('showing a response', () => {
       { index: 0, value: 3 },
       { index: 2, value: 2 },
     ]);
-    const text = formatInferenceResponse({ outputs: [{ name: 'P', datatype: 'FP32', shape: [2, 2], data: [0.1, 0.9, 0.8, 0.2] }] }, { top: 1 });
+    const text = formatInferenceResponse(
+      { outputs: [{ name: 'P', datatype: 'FP32', shape: [2, 2], data: [0.1, 0.9, 0.8, 0.2] }] },
+      { top: 1 },
+    );
     expect(text).toContain('  top 1 (row 0):\n         1  0.9\n  top 1 (row 1):\n         0  0.8');
   });
 
@@ -246,11 +282,16 @@ output [ { name: "Y" data_type: TYPE_FP16 dims: [ 2 ] }, { name: "N" data_type: 
   it('refuses --no-binary for an FP16 input or output before sending, quoting Triton', async () => {
     const input = buildInvokeRequest({ inputs: ['X=[1,2]'], binary: false }, config(HALF));
     await expect(input).rejects.toThrow(
-      "Input 'X' is FP16, which Triton refuses as JSON (\"receiving FP16 data via JSON is not supported. Please use the binary data format for input X\"). Drop --no-binary",
+      "Input 'X' is FP16, which Triton refuses as JSON (\"receiving FP16 data via JSON is not supported. " +
+        'Please use the binary data format for input X"). Drop --no-binary',
     );
     await expect(input).rejects.toMatchObject({ code: 'USAGE' });
     await expect(buildInvokeRequest({ inputs: ['X=[1,2]'], binary: false }, config(FLOAT_IN_HALF_OUT))).rejects.toThrow(
-      /Output 'Y' is FP16, which Triton refuses to send as JSON \("sending FP16 data via JSON is not supported\. Please use the binary data format for output"\)\. Drop --no-binary, or ask only for other outputs with --output/,
+      new RegExp(
+        /Output 'Y' is FP16, which Triton refuses to send as JSON \("sending FP16 data via JSON is not supported\. /.source +
+          /Please use the binary data format for output"\)\. Drop --no-binary, or ask only for other /.source +
+          /outputs with --output/.source,
+      ),
     );
     const onlyN = await buildInvokeRequest({ inputs: ['X=[1,2]'], outputs: ['N'], binary: false }, config(FLOAT_IN_HALF_OUT));
     expect(onlyN.contentType).toBe('application/json');

@@ -65,13 +65,17 @@ describe('binary tensor data (little-endian, row-major, no padding)', () => {
   });
 
   it('refuses values outside the datatype range, naming the tensor and element', () => {
-    expect(() => encodeTensorData('UINT8', [1, 256], 'pixels')).toThrow("element 1 of tensor 'pixels' is 256, outside the UINT8 range 0..255.");
+    expect(() => encodeTensorData('UINT8', [1, 256], 'pixels')).toThrow(
+      "element 1 of tensor 'pixels' is 256, outside the UINT8 range 0..255.",
+    );
     expect(() => encodeTensorData('INT32', [1.5], 'x')).toThrow(/needs an integer/);
     expect(() => encodeTensorData('BOOL', [2], 'm')).toThrow(/BOOL needs true, false, 0 or 1/);
   });
 
   it('refuses data whose length does not match the shape', () => {
-    expect(() => decodeTensorData('FP32', Buffer.alloc(12), 4, 'out')).toThrow("Tensor 'out' (FP32) has 12 bytes of data; expected 16 (4 × 4).");
+    expect(() => decodeTensorData('FP32', Buffer.alloc(12), 4, 'out')).toThrow(
+      "Tensor 'out' (FP32) has 12 bytes of data; expected 16 (4 × 4).",
+    );
     expect(() => decodeTensorData('BYTES', Buffer.from('05000000616263', 'hex'), 1, 's')).toThrow(/declares 5 bytes but only 3 remain/);
   });
 });
@@ -162,7 +166,10 @@ describe('request bodies', () => {
   });
 
   it('writes 64-bit integers as exact JSON digits and refuses NaN in JSON', () => {
-    const { body } = encodeInferenceRequest({ inputs: [{ name: 'ID', datatype: 'UINT64', shape: [1], data: [18446744073709551615n] }] }, { binary: false });
+    const { body } = encodeInferenceRequest(
+      { inputs: [{ name: 'ID', datatype: 'UINT64', shape: [1], data: [18446744073709551615n] }] },
+      { binary: false },
+    );
     expect(body.toString()).toContain('"data":[18446744073709551615]');
     expect(() => encodeInferenceRequest({ inputs: [{ name: 'X', datatype: 'FP32', shape: [1], data: [NaN] }] }, { binary: false })).toThrow(
       /JSON cannot carry; send it with --binary/,
@@ -170,9 +177,9 @@ describe('request bodies', () => {
   });
 
   it('refuses a shape that does not match the data', () => {
-    expect(() => encodeInferenceRequest({ inputs: [{ name: 'X', datatype: 'FP32', shape: [2, 2], data: [1, 2, 3] }] }, { binary: true })).toThrow(
-      "Tensor 'X' has 3 elements but its shape [2, 2] needs 4.",
-    );
+    expect(() =>
+      encodeInferenceRequest({ inputs: [{ name: 'X', datatype: 'FP32', shape: [2, 2], data: [1, 2, 3] }] }, { binary: true }),
+    ).toThrow("Tensor 'X' has 3 elements but its shape [2, 2] needs 4.");
   });
 
   it('decodes what it encodes, as the server would', () => {
@@ -250,7 +257,13 @@ describe('FP16 and BF16 are never sent as JSON (Triton refuses them)', () => {
   });
 
   it('tells which datatypes JSON carries', () => {
-    expect(['FP16', 'BF16', 'FP32', 'INT64', 'BYTES'].map((d) => jsonCarries(d as KServeDatatype))).toEqual([false, false, true, true, true]);
+    expect(['FP16', 'BF16', 'FP32', 'INT64', 'BYTES'].map((d) => jsonCarries(d as KServeDatatype))).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 });
 

@@ -28,7 +28,15 @@ beforeEach(() => {
 function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
-  return { stdout: (t) => (out += t), stderr: (t) => (err += t), isTTY: false, env: process.env, cwd: process.cwd(), out: () => out, err: () => err };
+  return {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    isTTY: false,
+    env: process.env,
+    cwd: process.cwd(),
+    out: () => out,
+    err: () => err,
+  };
 }
 
 function awsError(name: string, status: number, message = name): Error {
@@ -48,29 +56,48 @@ function line(time: string, message: string, stream = STREAM): FilteredLogEvent 
 }
 
 const LOAD_REQUEST = [
-  line('2026-11-30T14:05:01.000Z', 'I1130 14:05:01.000000 1 sagemaker_server.cc:360] Loading SageMaker TargetModel: model_trt_python.tar.gz'),
+  line(
+    '2026-11-30T14:05:01.000Z',
+    'I1130 14:05:01.000000 1 sagemaker_server.cc:360] Loading SageMaker TargetModel: model_trt_python.tar.gz',
+  ),
   line('2026-11-30T14:05:01.010Z', `I1130 14:05:01.010000 1 model_lifecycle.cc:473] loading: /opt/ml/models/${H}/model::preprocess:1`),
-  line('2026-11-30T14:05:04.200Z', "I1130 14:05:04.200000 311 pb_stub.cc:389]  Failed to initialize Python stub: ModuleNotFoundError: No module named 'transformers'"),
+  line(
+    '2026-11-30T14:05:04.200Z',
+    "I1130 14:05:04.200000 311 pb_stub.cc:389]  Failed to initialize Python stub: ModuleNotFoundError: No module named 'transformers'",
+  ),
   line('2026-11-30T14:05:04.200Z', 'At:'),
   line('2026-11-30T14:05:04.200Z', `  /opt/ml/models/${H}/model/preprocess/1/model.py(6): <module>`),
 ];
 const LOAD_FAILURE = [
   line(
     '2026-11-30T14:05:04.600Z',
-    `E1130 14:05:04.600000 1 model_lifecycle.cc:654] failed to load '/opt/ml/models/${H}/model::preprocess' version 1: Internal: ModuleNotFoundError: No module named 'transformers'`,
+    `E1130 14:05:04.600000 1 model_lifecycle.cc:654] failed to load '/opt/ml/models/${H}/model::preprocess' version 1: ` +
+      `Internal: ModuleNotFoundError: No module named 'transformers'`,
   ),
   line('2026-11-30T14:05:04.600Z', 'At:'),
   line('2026-11-30T14:05:04.600Z', `  /opt/ml/models/${H}/model/preprocess/1/model.py(6): <module>`),
-  line('2026-11-30T14:05:05.000Z', 'I1130 14:05:05.000000 1 sagemaker_server.cc:291] Started Sagemaker HTTPService at 0.0.0.0:8080', 'AllTraffic/i-0a1b2c3d4e5f60002'),
+  line(
+    '2026-11-30T14:05:05.000Z',
+    'I1130 14:05:05.000000 1 sagemaker_server.cc:291] Started Sagemaker HTTPService at 0.0.0.0:8080',
+    'AllTraffic/i-0a1b2c3d4e5f60002',
+  ),
 ];
 
 describe('logs: reading the endpoint log group', () => {
   it('pages through FilterLogEvents over the window and joins a failure split across pages', async () => {
-    logs.on(FilterLogEventsCommand).resolvesOnce({ events: LOAD_REQUEST, nextToken: 'page-2' }).resolvesOnce({ events: [], nextToken: 'page-3' }).resolvesOnce({ events: LOAD_FAILURE });
+    logs
+      .on(FilterLogEventsCommand)
+      .resolvesOnce({ events: LOAD_REQUEST, nextToken: 'page-2' })
+      .resolvesOnce({ events: [], nextToken: 'page-3' })
+      .resolvesOnce({ events: LOAD_FAILURE });
     const io = captureIo();
     expect(await runLogs({ endpoint: 'mme', now: NOW }, io)).toBe(0);
     const base = { logGroupName: '/aws/sagemaker/Endpoints/mme', startTime: HOUR_AGO, endTime: NOW.getTime() };
-    expect(logs.commandCalls(FilterLogEventsCommand).map((c) => c.args[0].input)).toEqual([base, { ...base, nextToken: 'page-2' }, { ...base, nextToken: 'page-3' }]);
+    expect(logs.commandCalls(FilterLogEventsCommand).map((c) => c.args[0].input)).toEqual([
+      base,
+      { ...base, nextToken: 'page-2' },
+      { ...base, nextToken: 'page-3' },
+    ]);
     expect(io.out()).toBe(
       [
         '2026-11-30 14:05:01  i-0a1b2c3d4e5f60001  model_trt_python.tar.gz  loading',
@@ -109,7 +136,19 @@ describe('logs: reading the endpoint log group', () => {
   it('reads one variant\'s streams from --since, and keeps one TargetModel\'s events', async () => {
     logs.on(FilterLogEventsCommand).resolves({ events: [...LOAD_REQUEST, ...LOAD_FAILURE] });
     const io = captureIo();
-    expect(await runLogs({ endpoint: 'mme', now: NOW, since: '2026-11-30T14:00:00Z', variant: 'AllTraffic', targetModel: 'model_trt_python.tar.gz', json: true }, io)).toBe(0);
+    expect(
+      await runLogs(
+        {
+          endpoint: 'mme',
+          now: NOW,
+          since: '2026-11-30T14:00:00Z',
+          variant: 'AllTraffic',
+          targetModel: 'model_trt_python.tar.gz',
+          json: true,
+        },
+        io,
+      ),
+    ).toBe(0);
     expect(logs.commandCalls(FilterLogEventsCommand)[0]!.args[0].input).toEqual({
       logGroupName: '/aws/sagemaker/Endpoints/mme',
       startTime: Date.parse('2026-11-30T14:00:00Z'),
@@ -120,7 +159,11 @@ describe('logs: reading the endpoint log group', () => {
   });
 
   it('says so on stderr when the window has no event', async () => {
-    logs.on(FilterLogEventsCommand).resolves({ events: [line('2026-11-30T14:30:00Z', 'I1130 14:30:00.000000 1 sagemaker_server.cc:154] "SageMaker request: 0 /ping"')] });
+    logs
+      .on(FilterLogEventsCommand)
+      .resolves({
+        events: [line('2026-11-30T14:30:00Z', 'I1130 14:30:00.000000 1 sagemaker_server.cc:154] "SageMaker request: 0 /ping"')],
+      });
     const io = captureIo();
     expect(await runLogs({ endpoint: 'mme', now: NOW, since: '30m' }, io)).toBe(0);
     expect(io.out()).toBe('');
@@ -145,7 +188,9 @@ describe('logs: errors', () => {
     const err = await run().catch((e: unknown) => e);
     expect(isMmeError(err, 'LOG_GROUP_NOT_FOUND')).toBe(true);
     expect((err as Error).message).toBe(
-      "Log group /aws/sagemaker/Endpoints/mme does not exist in eu-west-1. Endpoint 'mme' exists (Creating) but none of its instances has written a line yet, or the log group was deleted: wait for its first instance to start.",
+      'Log group /aws/sagemaker/Endpoints/mme does not exist in eu-west-1. ' +
+        "Endpoint 'mme' exists (Creating) but none of its instances has written a line yet, or the log group was deleted: " +
+        'wait for its first instance to start.',
     );
     expect(exitCodeOf('LOG_GROUP_NOT_FOUND')).toBe(1);
   });
@@ -162,7 +207,9 @@ describe('logs: errors', () => {
     logs.on(FilterLogEventsCommand).rejects(awsError('ResourceNotFoundException', 400, 'The specified log group does not exist.'));
     sageMaker.on(DescribeEndpointCommand).rejects(awsError('AccessDeniedException', 400, 'not authorized'));
     await expect(run()).rejects.toThrow(
-      'Log group /aws/sagemaker/Endpoints/mme does not exist in eu-west-1. Check the endpoint name and --region (whether the endpoint exists could not be checked: AccessDeniedException; it needs sagemaker:DescribeEndpoint).',
+      'Log group /aws/sagemaker/Endpoints/mme does not exist in eu-west-1. ' +
+        'Check the endpoint name and --region (whether the endpoint exists could not be checked: AccessDeniedException; ' +
+        'it needs sagemaker:DescribeEndpoint).',
     );
   });
 
@@ -173,7 +220,10 @@ describe('logs: errors', () => {
     const err = await runLogs({ endpoint: 'mme', now: NOW, region: 'eu-west-1', profile: 'dev' }, captureIo()).catch((e: unknown) => e);
     expect(isMmeError(err, 'AWS_ACCESS_DENIED')).toBe(true);
     expect((err as Error).message).toBe(
-      "Access denied: the credentials of profile 'dev' may not logs:FilterLogEvents on log group /aws/sagemaker/Endpoints/mme in eu-west-1. Grant logs:FilterLogEvents on arn:aws:logs:eu-west-1:<account>:log-group:/aws/sagemaker/Endpoints/mme:* (docs/live-endpoint.md lists what `logs` needs).",
+      "Access denied: the credentials of profile 'dev' may not logs:FilterLogEvents on log " +
+        'group /aws/sagemaker/Endpoints/mme in eu-west-1. Grant logs:FilterLogEvents on ' +
+        'arn:aws:logs:eu-west-1:<account>:log-group:/aws/sagemaker/Endpoints/mme:* (docs/live-endpoint.md ' +
+        'lists what `logs` needs).',
     );
   });
 
@@ -181,7 +231,9 @@ describe('logs: errors', () => {
     logs.on(FilterLogEventsCommand).rejects(awsError('ThrottlingException', 400, 'Rate exceeded'));
     const err = await run().catch((e: unknown) => e);
     expect(isMmeError(err, 'AWS_THROTTLED')).toBe(true);
-    expect((err as Error).message).toContain('CloudWatch Logs kept throttling logs:FilterLogEvents (ThrottlingException) after retries with backoff');
+    expect((err as Error).message).toContain(
+      'CloudWatch Logs kept throttling logs:FilterLogEvents (ThrottlingException) after retries with backoff',
+    );
   });
 });
 
@@ -205,13 +257,20 @@ describe('logs --follow (library)', () => {
     const throttled: number[] = [];
     const batches: string[][] = [];
     const start = new Date(HOUR_AGO + shift);
-    for await (const batch of followEndpointLogEvents(new CloudWatchLogsClient({}), { endpointName: 'mme', start }, { signal: abort.signal, pollIntervalMs: 5, onThrottled: (ms) => throttled.push(ms) })) {
+    for await (const batch of followEndpointLogEvents(
+      new CloudWatchLogsClient({}),
+      { endpointName: 'mme', start },
+      { signal: abort.signal, pollIntervalMs: 5, onThrottled: (ms) => throttled.push(ms) },
+    )) {
       batches.push(batch.map((e) => `${e.kind} ${e.tritonModel ?? ''}`.trim()));
     }
     const inputs = logs.commandCalls(FilterLogEventsCommand).map((c) => c.args[0].input);
     expect(inputs[0]).toEqual({ logGroupName: '/aws/sagemaker/Endpoints/mme', startTime: start.getTime() });
     // Later reads start 30 s before the newest line seen, so lines CloudWatch ingests late are not missed.
-    expect(inputs[2]).toEqual({ logGroupName: '/aws/sagemaker/Endpoints/mme', startTime: Date.parse('2026-11-30T14:05:04.200Z') + shift - 30_000 });
+    expect(inputs[2]).toEqual({
+      logGroupName: '/aws/sagemaker/Endpoints/mme',
+      startTime: Date.parse('2026-11-30T14:05:04.200Z') + shift - 30_000,
+    });
     expect(throttled).toEqual([10]);
     expect(batches).toEqual([
       ['load-started model_trt_python.tar.gz', 'load-started preprocess'],
@@ -222,8 +281,17 @@ describe('logs --follow (library)', () => {
 
 describe('status: failures of the last hour', () => {
   function mockEndpoint(): void {
-    sageMaker.on(DescribeEndpointCommand).resolves({ EndpointName: 'mme', EndpointConfigName: 'cfg', EndpointStatus: 'InService', ProductionVariants: [{ VariantName: 'AllTraffic', CurrentInstanceCount: 2 }] });
-    sageMaker.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', ModelName: 'm', InstanceType: 'ml.g4dn.xlarge' }] });
+    sageMaker
+      .on(DescribeEndpointCommand)
+      .resolves({
+        EndpointName: 'mme',
+        EndpointConfigName: 'cfg',
+        EndpointStatus: 'InService',
+        ProductionVariants: [{ VariantName: 'AllTraffic', CurrentInstanceCount: 2 }],
+      });
+    sageMaker
+      .on(DescribeEndpointConfigCommand)
+      .resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', ModelName: 'm', InstanceType: 'ml.g4dn.xlarge' }] });
     sageMaker.on(DescribeModelCommand).resolves({ PrimaryContainer: { Mode: 'MultiModel', ModelDataUrl: 's3://model-bucket/mme/' } });
     autoScaling.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
     cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
@@ -259,6 +327,8 @@ describe('status: failures of the last hour', () => {
     expect(await runStatus({ endpoint: 'mme', now: NOW, region: 'us-east-1' }, io)).toBe(0);
     expect(io.out()).toContain('Endpoint      mme  InService');
     expect(io.out()).not.toContain('Failures in the last hour');
-    expect(io.err()).toContain("note: Failures not shown: Log group /aws/sagemaker/Endpoints/mme does not exist in us-east-1. Endpoint 'mme' exists (InService)");
+    expect(io.err()).toContain(
+      "note: Failures not shown: Log group /aws/sagemaker/Endpoints/mme does not exist in us-east-1. Endpoint 'mme' exists (InService)",
+    );
   });
 });

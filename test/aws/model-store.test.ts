@@ -78,7 +78,11 @@ describe('models in S3 under the endpoint prefix (s3rver)', () => {
     });
     s3.commands.length = 0;
     await expect(push).rejects.toThrow(/disk read failed.*Nothing was left in S3 \(the multipart upload was aborted\)/s);
-    expect(s3.commands.filter((c) => c !== 'UploadPartCommand')).toEqual(['CreateMultipartUploadCommand', 'AbortMultipartUploadCommand', 'AbortMultipartUploadCommand']);
+    expect(s3.commands.filter((c) => c !== 'UploadPartCommand')).toEqual([
+      'CreateMultipartUploadCommand',
+      'AbortMultipartUploadCommand',
+      'AbortMultipartUploadCommand',
+    ]);
     expect(s3.commands.filter((c) => c === 'UploadPartCommand').length).toBeGreaterThanOrEqual(1);
     expect(await headTargetModel(s3.client, location, 'broken.tar.gz')).toBeUndefined();
     expect(await s3.listMultipartUploads('models')).toEqual([]);
@@ -115,7 +119,9 @@ describe('models in S3 under the endpoint prefix (s3rver)', () => {
     const names = Array.from({ length: 1203 }, (_, i) => `m${String(i).padStart(4, '0')}.tar.gz`);
     for (let i = 0; i < names.length; i += 100) {
       await Promise.all(
-        names.slice(i, i + 100).map((name, j) => s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `bulk/${name}`, Body: Buffer.alloc(i + j) }))),
+        names
+          .slice(i, i + 100)
+          .map((name, j) => s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `bulk/${name}`, Body: Buffer.alloc(i + j) }))),
       );
     }
     const listed = [];

@@ -67,7 +67,10 @@ export async function startLocalS3(buckets: string[]): Promise<LocalS3> {
         .map(([key, id]) => `<Upload><Key>${key}</Key><UploadId>${id}</UploadId></Upload>`)
         .join('');
       res.writeHead(200, { 'content-type': 'application/xml' });
-      res.end(`<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult><Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>${uploads}</ListMultipartUploadsResult>`);
+      res.end(
+        '<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult>' +
+          `<Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>${uploads}</ListMultipartUploadsResult>`,
+      );
       return;
     }
     if (req.method === 'DELETE' && bucket && url.searchParams.has('uploadId')) {
@@ -75,7 +78,10 @@ export async function startLocalS3(buckets: string[]): Promise<LocalS3> {
       req.resume();
       if (!existsSync(dir)) {
         res.writeHead(404, { 'content-type': 'application/xml' });
-        res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>');
+        res.end(
+          '<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The ' +
+            'specified upload does not exist.</Message></Error>',
+        );
         return;
       }
       rmSync(dir, { recursive: true, force: true });
