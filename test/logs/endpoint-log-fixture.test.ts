@@ -21,7 +21,17 @@ describe.each([
     expect(records.length).toBeGreaterThanOrEqual(10_000);
     expect(new Set(records.map((r) => r.stream)).size).toBe(3);
     expect(new Set(expected.map((e) => e.kind))).toEqual(
-      new Set(['server-started', 'load-started', 'load-succeeded', 'load-failed', 'eviction', 'unloaded', 'invoke-failed', 'error', 'server-stopping']),
+      new Set([
+        'server-started',
+        'load-started',
+        'load-succeeded',
+        'load-failed',
+        'eviction',
+        'unloaded',
+        'invoke-failed',
+        'error',
+        'server-stopping',
+      ]),
     );
   });
 

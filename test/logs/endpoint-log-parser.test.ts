@@ -1,6 +1,7 @@
 // Events from the log lines of SageMaker multi-model endpoint instances. Every line below has the shape Triton and
 // its SageMaker front end write (messages and file:line from triton-inference-server core @ 73aad7c, server @ e1db8a6,
 // python_backend @ f9088ff; TensorRT and ONNX Runtime texts as reported in the issues cited beside them).
+// A log line ending in \ goes on at the start of the next (a template literal's line continuation): it is one line.
 import { LogEvent, LogRecord } from '../../lib/logs/log-event';
 import { EndpointLogParser, parseEndpointLog } from '../../lib/logs/endpoint-log-parser';
 
@@ -27,7 +28,8 @@ I1130 14:02:10.000200 1 sagemaker_server.cc:236] "SageMaker request: LOAD MODEL"
 I1130 14:02:10.000300 1 sagemaker_server.cc:317] "Received model_name: ${H1}"
 I1130 14:02:10.000400 1 sagemaker_server.cc:322] "Received url: /opt/ml/models/${H1}/model"
 I1130 14:02:10.000500 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: sentiment.tar.gz"
-I1130 14:02:10.000900 1 sagemaker_server.cc:1019] "SageMaker front-end detected an Ensemble config at path: /opt/ml/models/${H1}/model/ensemble/config.pbtxt\\n"
+I1130 14:02:10.000900 1 sagemaker_server.cc:1019] "SageMaker front-end detected an Ensemble config at path: \
+/opt/ml/models/${H1}/model/ensemble/config.pbtxt\\n"
 I1130 14:02:10.001000 1 model_repository_manager.cc:1766] "Model repository registered: /opt/ml/models/${H1}/model"
 I1130 14:02:10.010000 1 model_lifecycle.cc:473] "loading: /opt/ml/models/${H1}/model::preprocess:1"
 I1130 14:02:10.010100 1 model_lifecycle.cc:473] "loading: /opt/ml/models/${H1}/model::bert:1"
@@ -49,7 +51,13 @@ describe('loads', () => {
       'load-succeeded sentiment.tar.gz bert',
       'load-succeeded sentiment.tar.gz sentiment.tar.gz',
     ]);
-    expect(events[0]).toMatchObject({ instance: 'i-0a1b2c3d4e5f60001', stream: A, hash: H1, time: new Date('2026-11-30T14:02:10.000Z'), source: 'sagemaker_server.cc:360' });
+    expect(events[0]).toMatchObject({
+      instance: 'i-0a1b2c3d4e5f60001',
+      stream: A,
+      hash: H1,
+      time: new Date('2026-11-30T14:02:10.000Z'),
+      source: 'sagemaker_server.cc:360',
+    });
     expect(events[2]).toMatchObject({ version: 1, message: `loading: /opt/ml/models/${H1}/model::bert:1` });
     expect(events.some((e) => e.failure)).toBe(false);
   });
@@ -76,11 +84,15 @@ I1130 14:05:01.010000 1 model_lifecycle.cc:473] loading: /opt/ml/models/${H2}/mo
 I1130 14:05:01.010100 1 model_lifecycle.cc:473] loading: /opt/ml/models/${H2}/model::bert_trt:1
 I1130 14:05:04.200000 311 pb_stub.cc:389]  Failed to initialize Python stub: ModuleNotFoundError: No module named 'transformers'
 ${frames}
-E1130 14:05:04.600000 1 model_lifecycle.cc:654] failed to load '/opt/ml/models/${H2}/model::preprocess' version 1: Internal: ModuleNotFoundError: No module named 'transformers'
+E1130 14:05:04.600000 1 model_lifecycle.cc:654] failed to load '/opt/ml/models/${H2}/model::preprocess' version 1: \
+Internal: ModuleNotFoundError: No module named 'transformers'
 ${frames}
 I1130 14:05:04.600100 1 model_lifecycle.cc:789] failed to load '/opt/ml/models/${H2}/model::preprocess'
 I1130 14:05:06.000000 1 model_lifecycle.cc:849] successfully loaded '/opt/ml/models/${H2}/model::bert_trt'
-E1130 14:05:06.000200 1 model_repository_manager.cc:749] Invalid argument: ensemble '/opt/ml/models/${H2}/model::model_trt_python.tar.gz' depends on '/opt/ml/models/${H2}/model::preprocess' which has no loaded version. Model '/opt/ml/models/${H2}/model::preprocess' loading failed with error: Internal: ModuleNotFoundError: No module named 'transformers'
+E1130 14:05:06.000200 1 model_repository_manager.cc:749] Invalid argument: \
+ensemble '/opt/ml/models/${H2}/model::model_trt_python.tar.gz' depends on '/opt/ml/models/${H2}/model::preprocess' \
+which has no loaded version. Model '/opt/ml/models/${H2}/model::preprocess' loading failed with error: Internal: \
+ModuleNotFoundError: No module named 'transformers'
 ${frames}`,
       ),
     );
@@ -108,7 +120,10 @@ ${frames}`,
     expect(events.filter((e) => e.kind === 'python-error')).toEqual([]);
     // 1 prefixed line, the blank line and At:, 5 frames and the blank line std::endl leaves, for the stub and the core.
     expect(failed.lines).toBe(2 * 9);
-    expect(events[5]!.failure).toMatchObject({ code: 'ensemble-dependency', fix: "Fix 'preprocess': its own failure is reported beside this one." });
+    expect(events[5]!.failure).toMatchObject({
+      code: 'ensemble-dependency',
+      fix: "Fix 'preprocess': its own failure is reported beside this one.",
+    });
   });
 
   it('joins TensorRT\'s own diagnosis to the load failure it explains (compute capability)', () => {
@@ -123,9 +138,13 @@ I1130 15:00:00.001000 1 model_repository_manager.cc:1766] "Model repository regi
 I1130 15:00:00.002000 1 model_lifecycle.cc:473] "loading: /opt/ml/models/${H2}::detector.tar.gz:1"
 I1130 15:00:00.100000 1 tensorrt.cc:233] "TRITONBACKEND_ModelInitialize: detector.tar.gz (version 1)"
 I1130 15:00:01.000000 1 logging.cc:46] "Loaded engine size: 161 MiB"
-E1130 15:00:01.100000 1 logging.cc:40] "6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, please rebuild."
-E1130 15:00:01.100100 1 logging.cc:40] "4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)"
-E1130 15:00:01.200000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H2}::detector.tar.gz' version 1: Internal: unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)"
+E1130 15:00:01.100000 1 logging.cc:40] "6: The engine plan file is generated on an incompatible device, \
+expecting compute 7.5 got compute 8.6, please rebuild."
+E1130 15:00:01.100100 1 logging.cc:40] "4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: \
+Internal Error (Engine deserialization failed.)"
+E1130 15:00:01.200000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H2}::detector.tar.gz' version 1: Internal: \
+unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: \
+Internal Error (Engine deserialization failed.)"
 I1130 15:00:01.200100 1 model_lifecycle.cc:789] "failed to load '/opt/ml/models/${H2}::detector.tar.gz'"`,
       ),
     );
@@ -138,8 +157,10 @@ I1130 15:00:01.200100 1 model_lifecycle.cc:789] "failed to load '/opt/ml/models/
     ]);
     expect(failed.failure).toEqual({
       code: 'tensorrt-compute-capability',
-      title: "The TensorRT engine was built for a GPU of compute capability 8.6 (NVIDIA A10G: ml.g5), but this instance's GPU is 7.5 (NVIDIA T4: ml.g4dn).",
-      fix: 'Build the plan on the endpoint\'s GPU type (compute 7.5), or ship one plan per GPU with cc_model_filenames in config.pbtxt.',
+      title:
+        'The TensorRT engine was built for a GPU of compute capability 8.6 (NVIDIA A10G: ' +
+        "ml.g5), but this instance's GPU is 7.5 (NVIDIA T4: ml.g4dn).",
+      fix: "Build the plan on the endpoint's GPU type (compute 7.5), or ship one plan per GPU with cc_model_filenames in config.pbtxt.",
       rule: 'tensorrt-plan-target',
     });
   });
@@ -151,11 +172,17 @@ I1130 15:00:01.200100 1 model_lifecycle.cc:789] "failed to load '/opt/ml/models/
         `
 I1130 15:10:00.000000 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: yolo.tar.gz"
 I1130 15:10:00.002000 1 model_lifecycle.cc:473] "loading: /opt/ml/models/${H1}::yolo.tar.gz:1"
-E1130 15:10:01.100000 1 logging.cc:40] "6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1 got 8.5.3, please rebuild."
-E1130 15:10:01.200000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}::yolo.tar.gz' version 1: Internal: unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)"`,
+E1130 15:10:01.100000 1 logging.cc:40] "6: The engine plan file is not compatible with this version of TensorRT, \
+expecting library version 8.6.1 got 8.5.3, please rebuild."
+E1130 15:10:01.200000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}::yolo.tar.gz' version 1: Internal: \
+unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: \
+Internal Error (Engine deserialization failed.)"`,
       ),
     );
-    expect(events[1]!.failure).toMatchObject({ code: 'tensorrt-version', title: 'The TensorRT engine was serialized by TensorRT 8.5.3, but the image runs TensorRT 8.6.1.' });
+    expect(events[1]!.failure).toMatchObject({
+      code: 'tensorrt-version',
+      title: 'The TensorRT engine was serialized by TensorRT 8.5.3, but the image runs TensorRT 8.6.1.',
+    });
   });
 
   it('classifies a GPU out-of-memory load failure (ONNX Runtime, triton-inference-server/server#5661)', () => {
@@ -163,7 +190,10 @@ E1130 15:10:01.200000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/
       stream(
         A,
         `I1130 15:20:00.000000 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: classifier.tar.gz"
-E1130 15:20:03.000000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}/model::classifier.tar.gz' version 1: Internal: onnx runtime error 6: Exception during initialization: /workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 268435456\\n"`,
+E1130 15:20:03.000000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}/model::classifier.tar.gz' version 1: \
+Internal: onnx runtime error 6: Exception during initialization: /workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 \
+void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, \
+onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 268435456\\n"`,
       ),
     );
     expect(events[1]).toMatchObject({ kind: 'load-failed', targetModel: 'classifier.tar.gz', failure: { code: 'out-of-memory' } });
@@ -177,7 +207,8 @@ E1130 15:20:03.000000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/
         `I1130 15:30:00.000000 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: tok.tar.gz"
 I1130 15:30:00.100000 1 model_lifecycle.cc:473] "loading: /opt/ml/models/${H1}/model::tokenizer:1"
 I1130 15:30:00.200000 1 python_be.cc:2104] "Using Python execution env /opt/ml/models/${H1}/model/tokenizer/py310_env.tar.gz"
-E1130 15:30:00.300000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}/model::tokenizer' version 1: Internal: Failed to get the canonical path for /opt/ml/models/${H1}/model/tokenizer/py310_env.tar.gz."`,
+E1130 15:30:00.300000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/${H1}/model::tokenizer' version 1: \
+Internal: Failed to get the canonical path for /opt/ml/models/${H1}/model/tokenizer/py310_env.tar.gz."`,
       ),
     );
     expect(events[2]).toMatchObject({
@@ -194,7 +225,8 @@ E1130 15:30:00.300000 1 model_lifecycle.cc:654] "failed to load '/opt/ml/models/
         A,
         `I1130 16:00:00.000000 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: pipeline.tar.gz"
 I1130 16:00:00.100000 1 model_lifecycle.cc:473] "loading: postprocess:1"
-E1130 16:00:00.300000 1 model_lifecycle.cc:654] "failed to load 'postprocess' version 1: Invalid argument: unable to find backend library for backend 'pyhton', try specifying runtime on the model configuration."`,
+E1130 16:00:00.300000 1 model_lifecycle.cc:654] "failed to load 'postprocess' version 1: Invalid argument: \
+unable to find backend library for backend 'pyhton', try specifying runtime on the model configuration."`,
       ),
     );
     expect(events[2]).toMatchObject({ targetModel: 'pipeline.tar.gz', tritonModel: 'postprocess', failure: { code: 'backend-not-found' } });
@@ -217,17 +249,31 @@ I1130 14:30:01.000000 1 sagemaker_server.cc:774] "UNLOAD for model sentiment.tar
 I1130 14:30:01.000100 1 model_repository_manager.cc:1798] "Model repository unregistered: /opt/ml/models/${H1}/model"`,
       ),
     ).slice(6);
-    expect(events.map(brief)).toEqual(['eviction sentiment.tar.gz sentiment.tar.gz', 'unloaded sentiment.tar.gz sentiment.tar.gz', 'unloaded sentiment.tar.gz preprocess']);
+    expect(events.map(brief)).toEqual([
+      'eviction sentiment.tar.gz sentiment.tar.gz',
+      'unloaded sentiment.tar.gz sentiment.tar.gz',
+      'unloaded sentiment.tar.gz preprocess',
+    ]);
     expect(events[0]).toMatchObject({ hash: H1, message: 'Unloading SageMaker TargetModel: sentiment.tar.gz' });
   });
 
   it('reports an unload that outlasts SageMaker\'s timeout', () => {
-    const events = parse(stream(A, 'E1130 14:36:00.000000 1 sagemaker_server.cc:781] "Error: UNLOAD did not complete within expected 350 seconds. This may result in SageMaker UNLOAD timeout."'));
-    expect(events).toEqual([expect.objectContaining({ kind: 'unload-failed', failure: expect.objectContaining({ code: 'unload-timeout' }) })]);
+    const events = parse(
+      stream(
+        A,
+        'E1130 14:36:00.000000 1 sagemaker_server.cc:781] "Error: UNLOAD did not complete within expected 350 seconds. ' +
+          'This may result in SageMaker UNLOAD timeout."',
+      ),
+    );
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'unload-failed', failure: expect.objectContaining({ code: 'unload-timeout' }) }),
+    ]);
   });
 
   it('joins a python execute error to the failed request and ties it to the TargetModel through its frames', () => {
-    const tb = `TypeError: a bytes-like object is required, not 'str'\\n\\nAt:\\n  /opt/ml/models/${H1}/model/preprocess/1/model.py(52): execute\\n`;
+    const tb =
+      'TypeError: a bytes-like object is required, ' +
+      `not 'str'\\n\\nAt:\\n  /opt/ml/models/${H1}/model/preprocess/1/model.py(52): execute\\n`;
     const events = parse(
       stream(
         A,
@@ -235,7 +281,8 @@ I1130 14:30:01.000100 1 model_repository_manager.cc:1798] "Model repository unre
 I1130 14:10:00.000000 1 sagemaker_server.cc:230] "Invoking SageMaker TargetModel: sentiment.tar.gz"
 I1130 14:10:00.000100 1 sagemaker_server.cc:230] "Invoking SageMaker TargetModel: other.tar.gz"
 E1130 14:10:00.020000 1 pb_stub.cc:741] "Failed to process the request(s) for model 'preprocess_0_0', message: ${tb}"
-I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: Failed to process the request(s) for model 'preprocess_0_0', message: ${tb}"`,
+I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: \
+Failed to process the request(s) for model 'preprocess_0_0', message: ${tb}"`,
       ),
     ).slice(6);
     expect(events).toHaveLength(1);
@@ -243,9 +290,13 @@ I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: Failed to proces
       kind: 'invoke-failed',
       targetModel: 'sentiment.tar.gz',
       tritonModel: 'preprocess',
-      message: "Failed to process the request(s) for model 'preprocess_0_0', message: TypeError: a bytes-like object is required, not 'str'",
+      message:
+        "Failed to process the request(s) for model 'preprocess_0_0', message: TypeError: a bytes-like object is required, not 'str'",
       traceback: [`/opt/ml/models/${H1}/model/preprocess/1/model.py(52): execute`],
-      failure: { code: 'python-exception', title: `The python model raised TypeError at /opt/ml/models/${H1}/model/preprocess/1/model.py(52): execute.` },
+      failure: {
+        code: 'python-exception',
+        title: `The python model raised TypeError at /opt/ml/models/${H1}/model/preprocess/1/model.py(52): execute.`,
+      },
       lines: 2,
     });
   });
@@ -256,7 +307,8 @@ I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: Failed to proces
         A,
         `I1130 14:10:00.000000 1 sagemaker_server.cc:230] "Invoking SageMaker TargetModel: a.tar.gz"
 I1130 14:10:00.000100 1 sagemaker_server.cc:230] "Invoking SageMaker TargetModel: b.tar.gz"
-I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: [request id: <id_unknown>] expected 1 inputs but got 2 inputs for model 'a.tar.gz'"`,
+I1130 14:10:00.020500 1 sagemaker_server.cc:606] "Infer failed: [request id: \
+<id_unknown>] expected 1 inputs but got 2 inputs for model 'a.tar.gz'"`,
       ),
     );
     expect(events).toHaveLength(1);
@@ -332,12 +384,20 @@ tokenizer ready`,
 describe('incremental parsing (--follow)', () => {
   it('completes a stream\'s last message once the stream is idle, and reports a stub error no failure joined', () => {
     const parser = new EndpointLogParser({ year: 2026 });
-    parser.push({ stream: A, timestamp: Date.UTC(2026, 10, 30, 14, 0, 0), message: 'I1130 14:00:00.000000 1 sagemaker_server.cc:291] "Started Sagemaker HTTPService at 0.0.0.0:8080"' });
+    parser.push({
+      stream: A,
+      timestamp: Date.UTC(2026, 10, 30, 14, 0, 0),
+      message: 'I1130 14:00:00.000000 1 sagemaker_server.cc:291] "Started Sagemaker HTTPService at 0.0.0.0:8080"',
+    });
     expect(parser.drain()).toEqual([]);
     expect(parser.drain({ activeStreams: [] }).map((e) => e.kind)).toEqual(['server-started']);
 
     const t = Date.UTC(2026, 10, 30, 14, 1, 0);
-    parser.push({ stream: A, timestamp: t, message: 'I1130 14:01:00.000000 77 pb_stub.cc:389]  Failed to initialize Python stub: ValueError: no weights' });
+    parser.push({
+      stream: A,
+      timestamp: t,
+      message: 'I1130 14:01:00.000000 77 pb_stub.cc:389]  Failed to initialize Python stub: ValueError: no weights',
+    });
     parser.push({ stream: A, timestamp: t, message: 'At:' });
     parser.push({ stream: A, timestamp: t, message: `  /opt/ml/models/${H1}/model/m/1/model.py(12): initialize` });
     expect(parser.drain({ activeStreams: [], now: t + 1000 })).toEqual([]);

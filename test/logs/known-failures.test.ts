@@ -5,33 +5,74 @@ import { join } from 'node:path';
 import { knownFailure } from '../../lib/logs/known-failures';
 
 const CASES: [code: string, reason: string, rule?: string][] = [
-  ['tensorrt-compute-capability', '6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, please rebuild.', 'tensorrt-plan-target'],
-  ['tensorrt-version', '6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1 got 8.5.3, please rebuild.', 'tensorrt-plan-target'],
+  [
+    'tensorrt-compute-capability',
+    '6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.6, please rebuild.',
+    'tensorrt-plan-target',
+  ],
   [
     'tensorrt-version',
-    '1: [stdArchiveReader.cpp::StdArchiveReaderInitCommon::46] Error Code 1: Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current Version: 236, Serialized Engine Version: 237)',
+    '6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1 got 8.5.3, please rebuild.',
+    'tensorrt-plan-target',
+  ],
+  [
+    'tensorrt-version',
+    '1: [stdArchiveReader.cpp::StdArchiveReaderInitCommon::46] Error Code 1: Serialization (Serialization assertion ' +
+      'stdVersionRead == serializationVersion failed.Version tag does not match. ' +
+      'Note: Current Version: 236, Serialized Engine Version: 237)',
     'tensorrt-plan-target',
   ],
   ['disk-full', "Internal: OSError: [Errno 28] No space left on device: '/tmp/python_env_Ab12Cd/0/lib'"],
-  ['out-of-memory', 'Internal: onnx runtime error 6: Exception during initialization: bfc_arena.cc:368 Failed to allocate memory for requested buffer of size 268435456'],
+  [
+    'out-of-memory',
+    'Internal: onnx runtime error 6: Exception during initialization: ' +
+      'bfc_arena.cc:368 Failed to allocate memory for requested buffer of size 268435456',
+  ],
   ['out-of-memory', 'Internal: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.58 GiB total capacity)'],
-  ['execution-env-missing', 'Internal: Failed to get the canonical path for /opt/ml/models/h/model/pre/py310_env.tar.gz.', 'execution-env-missing'],
-  ['execution-env-activate', "Internal: Path /tmp/python_env_Ab12Cd/0/bin/activate does not exist. The Python environment should contain an 'activate' script.", 'mme-execution-env-activate'],
+  [
+    'execution-env-missing',
+    'Internal: Failed to get the canonical path for /opt/ml/models/h/model/pre/py310_env.tar.gz.',
+    'execution-env-missing',
+  ],
+  [
+    'execution-env-activate',
+    "Internal: Path /tmp/python_env_Ab12Cd/0/bin/activate does not exist. The Python environment should contain an 'activate' script.",
+    'mme-execution-env-activate',
+  ],
   ['execution-env-unpack', 'Internal: archive_read_open_filename() failed.', 'mme-execution-env-format'],
   ['python-stub-died', "Internal: Stub process 'preprocess_0_0' is not healthy."],
-  ['python-module-missing', "Internal: ModuleNotFoundError: No module named 'transformers.models'\n\nAt:\n  /opt/ml/models/h/model/pre/1/model.py(3): <module>"],
+  [
+    'python-module-missing',
+    "Internal: ModuleNotFoundError: No module named 'transformers.models'\n\nAt:\n  /opt/ml/models/h/model/pre/1/model.py(3): <module>",
+  ],
   ['python-model-class', "Internal: AttributeError: module '1.model' has no attribute 'TritonPythonModel'", 'python-model-class'],
   ['python-exception', 'Internal: ValueError: weights missing\n\nAt:\n  /opt/ml/models/h/model/pre/1/model.py(21): initialize'],
-  ['backend-not-found', "Invalid argument: unable to find backend library for backend 'pyhton', try specifying runtime on the model configuration."],
+  [
+    'backend-not-found',
+    "Invalid argument: unable to find backend library for backend 'pyhton', try specifying runtime on the model configuration.",
+  ],
   [
     'unknown-backend',
-    "Invalid argument: Invalid model name: Could not determine backend for model 'x' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'.",
+    "Invalid argument: Invalid model name: Could not determine backend for model 'x' with no " +
+      "backend in model configuration. Expected model name of the form 'model.<backend_name>'.",
     'unknown-backend',
   ],
-  ['name-mismatch', "Invalid argument: unexpected directory name 'pre' for model 'preprocess', directory name must equal model name", 'name-mismatch'],
+  [
+    'name-mismatch',
+    "Invalid argument: unexpected directory name 'pre' for model 'preprocess', directory name must equal model name",
+    'name-mismatch',
+  ],
   ['no-version', "Invalid argument: at least one version must be available under the version policy of model 'ensemble'", 'no-version'],
-  ['target-model-name', "Invalid argument: invalid model name 'models/a.tar.gz', model name must not contain path traversal characters", 'mme-target-model-name'],
-  ['ensemble-missing-model', 'Invalid argument: ensemble sentiment.tar.gz contains models that are not available or ambiguous: tokenizer', 'ensemble-missing-model'],
+  [
+    'target-model-name',
+    "Invalid argument: invalid model name 'models/a.tar.gz', model name must not contain path traversal characters",
+    'mme-target-model-name',
+  ],
+  [
+    'ensemble-missing-model',
+    'Invalid argument: ensemble sentiment.tar.gz contains models that are not available or ambiguous: tokenizer',
+    'ensemble-missing-model',
+  ],
   ['unload-timeout', 'Error: UNLOAD did not complete within expected 350 seconds. This may result in SageMaker UNLOAD timeout.'],
 ];
 
@@ -52,11 +93,14 @@ describe('known failures', () => {
   });
 
   it('reads the cause from the backend\'s lines when the reason holds only the last error', () => {
-    const failure = knownFailure('Internal: unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: Internal Error (Engine deserialization failed.)', [
-      '6: The engine plan file is generated on an incompatible device, expecting compute 8.9 got compute 7.5, please rebuild.',
-    ]);
+    const failure = knownFailure(
+      'Internal: unable to create TensorRT engine: 4: [runtime.cpp::deserializeCudaEngine::66] Error Code 4: ' +
+        'Internal Error (Engine deserialization failed.)',
+      ['6: The engine plan file is generated on an incompatible device, expecting compute 8.9 got compute 7.5, please rebuild.'],
+    );
     expect(failure!.title).toBe(
-      "The TensorRT engine was built for a GPU of compute capability 7.5 (NVIDIA T4: ml.g4dn), but this instance's GPU is 8.9 (NVIDIA L4: ml.g6).",
+      'The TensorRT engine was built for a GPU of compute capability 7.5 (NVIDIA T4: ' +
+        "ml.g4dn), but this instance's GPU is 8.9 (NVIDIA L4: ml.g6).",
     );
   });
 
