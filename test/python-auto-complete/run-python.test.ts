@@ -31,18 +31,21 @@ class TritonPythonModel:
         return []
 `;
 
+// A line ending in \ goes on at the start of the next (a template literal's line continuation): no line break there.
 const ENSEMBLE: RepoFiles = {
   'ens/config.pbtxt': `platform: "ensemble" max_batch_size: 8
 input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] } ]
 output [ { name: "IDS" data_type: TYPE_INT64 dims: [ 8 ] } ]
-ensemble_scheduling { step [ { model_name: "tok" model_version: -1 input_map { key: "TEXT" value: "TEXT" } output_map { key: "IDS" value: "IDS" } } ] }`,
+ensemble_scheduling { step [ { model_name: "tok" model_version: -1 input_map { key: "TEXT" value: "TEXT" } \
+output_map { key: "IDS" value: "IDS" } } ] }`,
   'ens/1/': null,
   'tok/config.pbtxt': 'backend: "python"',
   'tok/1/model.py': TOKENIZER_PY,
 };
 
 suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})` : ''}`, () => {
-  const run = (files: RepoFiles, options = {}) => validateRepository(makeRepo(files), { runPython: { python: (python as { python: string }).python, ...options } });
+  const run = (files: RepoFiles, options = {}) =>
+    validateRepository(makeRepo(files), { runPython: { python: (python as { python: string }).python, ...options } });
   const codes = (report: { diagnostics: { severity: string; code: string }[] }) => report.diagnostics.map((d) => `${d.severity}:${d.code}`);
 
   it('completes the config from auto_complete_config, so the ensemble step is checked against it', async () => {
@@ -51,9 +54,14 @@ suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})
     const report = await run(ENSEMBLE);
     expect(report.diagnostics).toEqual([]);
     // A wrong map key is now certain: the completed config says which inputs the model has.
-    const wrong = await run({ ...ENSEMBLE, 'ens/config.pbtxt': ENSEMBLE['ens/config.pbtxt']!.toString().replace('key: "TEXT"', 'key: "TXT"') });
+    const wrong = await run({
+      ...ENSEMBLE,
+      'ens/config.pbtxt': ENSEMBLE['ens/config.pbtxt']!.toString().replace('key: "TEXT"', 'key: "TXT"'),
+    });
     expect(codes(wrong)).toContain('error:ensemble-unknown-input');
-    expect(wrong.diagnostics.find((d) => d.code === 'ensemble-unknown-input')!.message).toContain('mapping to non-existing input TXT in model tok');
+    expect(wrong.diagnostics.find((d) => d.code === 'ensemble-unknown-input')!.message).toContain(
+      'mapping to non-existing input TXT in model tok',
+    );
   });
 
   it('reports an exception of auto_complete_config in its own words, at the line of model.py that raised it', async () => {
@@ -61,7 +69,9 @@ suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})
     expect(report.ok).toBe(false);
     const d = report.diagnostics.find((x) => x.code === 'python-auto-complete')!;
     expect(d).toMatchObject({ severity: 'error', file: 'tok/1/model.py', line: 7 });
-    expect(d.message).toMatch(/^configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8/);
+    expect(d.message).toMatch(
+      /^configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8/,
+    );
   });
 
   it('offers the module attributes of the real triton_python_backend_utils that models read at import', async () => {
@@ -92,7 +102,9 @@ class TritonPythonModel:
 
   it('says auto_complete_config must return the config it was given', async () => {
     const report = await run({ 'tok/1/model.py': TOKENIZER_PY.replace('        return config\n', '        return None\n') });
-    expect(report.diagnostics.find((x) => x.code === 'python-auto-complete')!.message).toContain("auto_complete_config function in model 'tok' must return a valid pb.ModelConfig object.");
+    expect(report.diagnostics.find((x) => x.code === 'python-auto-complete')!.message).toContain(
+      "auto_complete_config function in model 'tok' must return a valid pb.ModelConfig object.",
+    );
   });
 
   it('warns, and checks nothing more, when model.py imports what this python does not have', async () => {
@@ -103,7 +115,10 @@ class TritonPythonModel:
   });
 
   it('gives up on a model that hangs, with a warning, after the timeout', async () => {
-    const report = await run({ 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `while True:\n    pass\n${TOKENIZER_PY}` }, { timeoutMs: 1000 });
+    const report = await run(
+      { 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `while True:\n    pass\n${TOKENIZER_PY}` },
+      { timeoutMs: 1000 },
+    );
     expect(report.ok).toBe(true);
     expect(report.diagnostics.find((x) => x.code === 'python-auto-complete-unchecked')!.message).toContain('did not finish within 1 s');
   });
@@ -130,8 +145,12 @@ class TritonPythonModel:
   it('is off by default and a flag of mme-deploy validate', async () => {
     const root = makeRepo({ 'tok/config.pbtxt': 'backend: "python" max_batch_size: 16', 'tok/1/model.py': TOKENIZER_PY });
     expect((await runCli(['validate', root])).code).toBe(0);
-    const run = await runCli(['validate', '--run-python', root], { env: { ...process.env, MME_DEPLOY_PYTHON: (python as { python: string }).python } });
+    const run = await runCli(['validate', '--run-python', root], {
+      env: { ...process.env, MME_DEPLOY_PYTHON: (python as { python: string }).python },
+    });
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain("configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8");
+    expect(run.stdout).toContain(
+      "configuration specified max_batch_size 16, but in auto-complete-config function for model 'tok' specified max_batch_size 8",
+    );
   });
 });

@@ -200,7 +200,8 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       const diagnostics = graphDiagnostics('dtype-mismatch');
       expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-dtype-mismatch']);
       expect(diagnostics[0]!.message).toContain(
-        'in ensemble ens, ensemble tensor ids_t: inconsistent data type: TYPE_INT32 is inferred from model pre while TYPE_INT64 is inferred from model net',
+        'in ensemble ens, ensemble tensor ids_t: inconsistent data type: ' +
+          'TYPE_INT32 is inferred from model pre while TYPE_INT64 is inferred from model net',
       );
     });
 
@@ -208,7 +209,8 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       const diagnostics = graphDiagnostics('shape-mismatch');
       expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-shape-mismatch']);
       expect(diagnostics[0]!.message).toContain(
-        'in ensemble ens, ensemble tensor ids_t: inconsistent shape: [-1,16] is inferred from model pre while [-1,32] is inferred from model net',
+        'in ensemble ens, ensemble tensor ids_t: inconsistent shape: ' +
+          '[-1,16] is inferred from model pre while [-1,32] is inferred from model net',
       );
     });
 

@@ -102,7 +102,10 @@ describe('mermaid rendering', () => {
 
   it('puts several ensembles into one diagram with distinct node ids', () => {
     const repo = loadFixture('nested');
-    const text = renderMermaid([buildEnsembleGraph(repo.model('outer'), repo.models), buildEnsembleGraph(repo.model('inner'), repo.models)]);
+    const text = renderMermaid([
+      buildEnsembleGraph(repo.model('outer'), repo.models),
+      buildEnsembleGraph(repo.model('inner'), repo.models),
+    ]);
     expect(text.match(/^ {2}subgraph /gm)).toHaveLength(2);
     const ids = [...text.matchAll(/^ {4}(n\d+)[[(]/gm)].map((m) => m[1]);
     expect(new Set(ids).size).toBe(ids.length);

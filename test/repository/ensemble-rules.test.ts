@@ -135,7 +135,9 @@ describe('static ensemble rules (10.1–10.12)', () => {
         output_map { key: "Z" value: "tmp" } } }`);
     const diagnostics = checkEnsembleStatic(model);
     const notWritten = diagnostics.find((d) => d.code === 'ensemble-output-not-written')!;
-    expect(notWritten.message).toContain("output 'OUT' for ensemble 'e' is not written. Steps read 'OUT' but no step's output_map writes it");
+    expect(notWritten.message).toContain(
+      "output 'OUT' for ensemble 'e' is not written. Steps read 'OUT' but no step's output_map writes it",
+    );
     expect(notWritten).toMatchObject({ file: 'e/config.pbtxt', line: 4 });
   });
 

@@ -75,11 +75,13 @@ describe('SageMaker MME archive rules', () => {
   });
 
   it('rejects a nested ensemble, which SageMaker may register instead of the outer one', async () => {
+    // A line ending in \ goes on at the start of the next (a template literal's line continuation): no line break there.
     const outer = {
       'outer/config.pbtxt': `platform: "ensemble" max_batch_size: 4
 input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] } ]
 output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 2 ] } ]
-ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: "TEXT" } output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
+ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: "TEXT" } \
+output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
       'outer/1/': null,
     };
     const found = await mme({ ...pre(), ...net, ...ensemble(), ...outer });
@@ -156,19 +158,29 @@ ensemble_scheduling { step [ { model_name: "ens" input_map { key: "TEXT" value: 
     });
 
     it('rejects a missing env and a file that is no tar.gz, and warns about a path outside $$TRITON_MODEL_DIRECTORY', async () => {
-      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), ...net, ...ensemble() })).toContain('error:execution-env-missing');
+      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), ...net, ...ensemble() })).toContain(
+        'error:execution-env-missing',
+      );
       // Triton accepts the path; on SageMaker it works only if the image ships the file: a warning (issue 10.6).
       const found = await mme({ ...pre(env('/opt/conda/env.tar.gz')), ...net, ...ensemble() });
       expect(found).toContain('warning:mme-execution-env-path');
       expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
-      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.zip')), 'pre/env.zip': 'zip', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
-      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': 'not gzip at all', ...net, ...ensemble() })).toContain('error:mme-execution-env-format');
+      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.zip')), 'pre/env.zip': 'zip', ...net, ...ensemble() })).toContain(
+        'error:mme-execution-env-format',
+      );
+      expect(
+        await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env.tar.gz')), 'pre/env.tar.gz': 'not gzip at all', ...net, ...ensemble() }),
+      ).toContain('error:mme-execution-env-format');
     });
 
     it('accepts an unpacked environment directory with bin/activate', async () => {
       // Triton also logs that it ignores pre/env/ as a version directory; that warning is true and harmless.
-      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env')), 'pre/env/bin/activate': '#', ...net, ...ensemble() })).toEqual(['warning:version-not-numeric']);
-      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env')), 'pre/env/lib/': null, ...net, ...ensemble() })).toContain('error:mme-execution-env-activate');
+      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env')), 'pre/env/bin/activate': '#', ...net, ...ensemble() })).toEqual([
+        'warning:version-not-numeric',
+      ]);
+      expect(await mme({ ...pre(env('$$TRITON_MODEL_DIRECTORY/env')), 'pre/env/lib/': null, ...net, ...ensemble() })).toContain(
+        'error:mme-execution-env-activate',
+      );
     });
   });
 });

@@ -37,7 +37,9 @@ describe('repository discovery (§1)', () => {
     const root = makeRepo(onnx());
     const report = await validateRepository(`${root}/m`);
     expect(report.ok).toBe(true);
-    expect(report.models).toEqual([expect.objectContaining({ name: 'm', path: '.', platform: 'onnxruntime_onnx', backend: 'onnxruntime', versions: [1] })]);
+    expect(report.models).toEqual([
+      expect.objectContaining({ name: 'm', path: '.', platform: 'onnxruntime_onnx', backend: 'onnxruntime', versions: [1] }),
+    ]);
   });
 
   it('reports files relative to the given path, with line and column', async () => {
@@ -64,17 +66,28 @@ describe('repository discovery (§1)', () => {
   });
 
   it('points at a config.pbtxt put in the version directory', async () => {
-    const report = await validateRepository(makeRepo({ 'ens/1/config.pbtxt': 'platform: "ensemble"', 'm/1/model.py': 'class TritonPythonModel:\n    def execute(self, r):\n        return []\n', 'm/config.pbtxt': 'backend: "python"' }));
+    const report = await validateRepository(
+      makeRepo({
+        'ens/1/config.pbtxt': 'platform: "ensemble"',
+        'm/1/model.py': 'class TritonPythonModel:\n    def execute(self, r):\n        return []\n',
+        'm/config.pbtxt': 'backend: "python"',
+      }),
+    );
     const d = report.diagnostics.find((x) => x.model === 'ens' && x.code === 'unknown-backend');
     expect(d?.message).toContain("Could not determine backend for model 'ens'");
-    expect(d?.message).toContain('ens/1/config.pbtxt is in the version directory, where Triton does not look: move it to ens/config.pbtxt.');
+    expect(d?.message).toContain(
+      'ens/1/config.pbtxt is in the version directory, where Triton does not look: move it to ens/config.pbtxt.',
+    );
   });
 
   it('says a hidden directory holding a model is skipped because it is hidden (Triton would load it)', async () => {
     const report = await validateRepository(makeRepo({ ...onnx(), '.old/config.pbtxt': 'backend: "python"', '.old/1/model.py': 'x' }));
     expect(report.models.map((m) => m.name)).toEqual(['m']);
     expect(report.diagnostics).toMatchObject([{ severity: 'warning', code: 'hidden-model-directory', file: '.old' }]);
-    expect(report.diagnostics[0]!.message).toContain("it is hidden: this tool skips hidden directories, so it is not checked. Triton does not skip it: it loads it as a model named '.old'");
+    expect(report.diagnostics[0]!.message).toContain(
+      'it is hidden: this tool skips hidden directories, so it is not checked. ' +
+        "Triton does not skip it: it loads it as a model named '.old'",
+    );
   });
 
   it.each(['.ipynb_checkpoints', '__MACOSX', '.hidden'])('rejects a stray %s directory that Triton would try to load', async (dir) => {
@@ -126,7 +139,9 @@ describe('version directories (§1.A)', () => {
       const d = report.diagnostics.find((x) => x.code === 'no-version');
       expect(d).toMatchObject({ severity: 'error', file: 'm/config.pbtxt' });
       expect(d!.line).toBeGreaterThan(0);
-      expect(d!.message).toMatch(/^at least one version must be available under the version policy of model 'm': latest \{ num_versions: 0 \} selects no version/);
+      expect(d!.message).toMatch(
+        /^at least one version must be available under the version policy of model 'm': latest \{ num_versions: 0 \} selects no version/,
+      );
     }
   });
 
@@ -199,9 +214,18 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
   });
 
   it('checks whether the model file must be a file or a directory', async () => {
-    await expectFault({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel': 'x' }, 'model-file-not-a-directory');
-    await expectClean({ 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel/saved_model.pb': 'x' });
-    await expectFault({ 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 1 ${IO}`, 'm/1/model.plan/': null }, 'model-file-not-a-file');
+    await expectFault(
+      { 'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`, 'm/1/model.savedmodel': 'x' },
+      'model-file-not-a-directory',
+    );
+    await expectClean({
+      'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`,
+      'm/1/model.savedmodel/saved_model.pb': 'x',
+    });
+    await expectFault(
+      { 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 1 ${IO}`, 'm/1/model.plan/': null },
+      'model-file-not-a-file',
+    );
     await expectClean(onnx('', { 'm/1/model.onnx': null, 'm/1/model.onnx/model.onnx': MODEL_ONNX }));
   });
 
@@ -212,7 +236,10 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     expect(found.diagnostics.find((d) => d.code === 'unknown-backend-library')?.message).toContain(
       "unable to find backend library for backend 'mybackend', try specifying runtime on the model configuration.",
     );
-    await expectClean({ 'm/config.pbtxt': `backend: "mybackend" runtime: "libcustom.so" max_batch_size: 1 ${IO}`, 'm/1/model.mybackend': 'x' });
+    await expectClean({
+      'm/config.pbtxt': `backend: "mybackend" runtime: "libcustom.so" max_batch_size: 1 ${IO}`,
+      'm/1/model.mybackend': 'x',
+    });
   });
 
   it('uses default_model_filename and requires the OpenVINO weights file', async () => {
@@ -230,8 +257,10 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
 
 describe('files the config names, read from disk (§8, §11, §12)', () => {
   it('finds label, warmup and initial state files and measures them', async () => {
+    // A line ending in \ goes on at the start of the next (a template literal's line continuation): no line break there.
     const config = `output [ { name: "CLS" data_type: TYPE_FP32 dims: [ 3 ] label_filename: "labels.txt" } ]
-      model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin" } } } ]
+      model_warmup [ { name: "w" batch_size: 1 inputs { key: "INPUT" value: { data_type: TYPE_FP32 dims: [ 3, 4 ] \
+input_data_file: "in.bin" } } } ]
       sequence_batching { state [ { input_name: "i" output_name: "o" data_type: TYPE_FP32 dims: [ 2 ]
         initial_state [ { name: "a" data_type: TYPE_FP32 dims: [ 2 ] data_file: "s.bin" } ] } ] }`;
     // The model takes the state input too (onnxruntime counts it) and has the CLS output.
@@ -239,7 +268,12 @@ describe('files the config names, read from disk (§8, §11, §12)', () => {
       [['INPUT', FLOAT, ['batch', 3, 4]], ['i', FLOAT, ['batch', 2]]],
       [['OUTPUT', FLOAT, ['batch', 12]], ['CLS', FLOAT, ['batch', 3]], ['o', FLOAT, ['batch', 2]]],
     );
-    const files = { 'm/1/model.onnx': model, 'm/labels.txt': 'a\nb\nc\n', 'm/warmup/in.bin': Buffer.alloc(48), 'm/initial_state/s.bin': Buffer.alloc(8) };
+    const files = {
+      'm/1/model.onnx': model,
+      'm/labels.txt': 'a\nb\nc\n',
+      'm/warmup/in.bin': Buffer.alloc(48),
+      'm/initial_state/s.bin': Buffer.alloc(8),
+    };
     await expectClean(onnx(config, files));
     expect(await codes(onnx(config, { ...files, 'm/warmup/in.bin': Buffer.alloc(47), 'm/initial_state/s.bin': Buffer.alloc(4) }))).toEqual([
       'error:warmup-file-short',
@@ -256,7 +290,9 @@ describe('files the config names, read from disk (§8, §11, §12)', () => {
 });
 
 describe('python backend (§16)', () => {
-  const MODEL_PY = 'import numpy as np\n\nclass TritonPythonModel:\n    def initialize(self, args):\n        pass\n\n    def execute(self, requests):\n        return []\n';
+  const MODEL_PY =
+    'import numpy as np\n\nclass TritonPythonModel:\n    def initialize(self, args):\n' +
+    '        pass\n\n    def execute(self, requests):\n        return []\n';
   const py = (source: string | null, config = '') => ({
     'm/config.pbtxt': `backend: "python" max_batch_size: 8 ${IO} ${config}`,
     'm/1/': null,

@@ -14,12 +14,41 @@ import { tmpdir } from 'node:os';
 const python = onnxPython();
 const specs: Record<string, Omit<OnnxSpec, 'from'>> = {
   // The QA models of server qa/L0_model_config/autofill_noplatform/onnx: INT32 in, INT8 out, batch and 16.
-  batched: { inputs: [['INPUT0', 'INT32', ['var_0', 16]], ['INPUT1', 'INT32', ['var_0', 16]]], outputs: [['OUTPUT0', 'INT8', ['var_1', 16]], ['OUTPUT1', 'INT8', ['var_2', 16]]] },
-  fixed: { inputs: [['INPUT0', 'INT32', [16]], ['INPUT1', 'INT32', [16]]], outputs: [['OUTPUT0', 'INT8', [16]], ['OUTPUT1', 'INT8', [16]]] },
+  batched: {
+    inputs: [
+      ['INPUT0', 'INT32', ['var_0', 16]],
+      ['INPUT1', 'INT32', ['var_0', 16]],
+    ],
+    outputs: [
+      ['OUTPUT0', 'INT8', ['var_1', 16]],
+      ['OUTPUT1', 'INT8', ['var_2', 16]],
+    ],
+  },
+  fixed: {
+    inputs: [
+      ['INPUT0', 'INT32', [16]],
+      ['INPUT1', 'INT32', [16]],
+    ],
+    outputs: [
+      ['OUTPUT0', 'INT8', [16]],
+      ['OUTPUT1', 'INT8', [16]],
+    ],
+  },
   strings: { inputs: [['TEXT', 'STRING', [null, 1]]], outputs: [['TOKENS', 'STRING', [null, 1]]] },
   scalar: { inputs: [['X', 'FLOAT', []]], outputs: [['Y', 'FLOAT', []]] },
-  overridable: { inputs: [['INPUT', 'FLOAT', [5, 5]]], outputs: [['OUTPUT', 'FLOAT', [5, 5]]], initializers: [['INITIALIZER', 'FLOAT', [5, 5]]], initializersAreInputs: true },
-  sequence: { inputs: [['INPUT', 'INT32', [null, 1]], ['START', 'INT32', [null, 1]]], outputs: [['OUTPUT', 'INT32', [null, 1]]] },
+  overridable: {
+    inputs: [['INPUT', 'FLOAT', [5, 5]]],
+    outputs: [['OUTPUT', 'FLOAT', [5, 5]]],
+    initializers: [['INITIALIZER', 'FLOAT', [5, 5]]],
+    initializersAreInputs: true,
+  },
+  sequence: {
+    inputs: [
+      ['INPUT', 'INT32', [null, 1]],
+      ['START', 'INT32', [null, 1]],
+    ],
+    outputs: [['OUTPUT', 'INT32', [null, 1]]],
+  },
   image: { inputs: [['data_0', 'FLOAT', [1, 3, 224, 224]]], outputs: [['fc6_1', 'FLOAT', [1, 1000, 1, 1]]] },
 };
 const onnx: Record<string, Buffer> = {};
@@ -31,7 +60,10 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
   beforeAll(() => {
     const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-rules-'));
     const jobs = Object.fromEntries(Object.entries(specs).map(([k, s]) => [join(dir, `${k}.onnx`), s]));
-    const run = spawnSync(python!, [join(__dirname, '..', 'real-world', 'make_onnx.py')], { input: JSON.stringify(jobs), encoding: 'utf8' });
+    const run = spawnSync(python!, [join(__dirname, '..', 'real-world', 'make_onnx.py')], {
+      input: JSON.stringify(jobs),
+      encoding: 'utf8',
+    });
     if (run.status !== 0) throw new Error(run.stderr);
     for (const key of Object.keys(specs)) onnx[key] = readFileSync(join(dir, `${key}.onnx`));
   });
@@ -58,11 +90,18 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
 
     it('keeps the full shape when the model cannot batch, and a rank-0 tensor becomes dims [1]', async () => {
       expect((await check('', 'fixed')).completed).toMatchObject({ max_batch_size: 0, input: [{ dims: [16n] }, { dims: [16n] }] });
-      expect((await check('', 'scalar')).completed).toMatchObject({ input: [{ name: 'X', dims: [1n] }], output: [{ name: 'Y', dims: [1n] }] });
+      expect((await check('', 'scalar')).completed).toMatchObject({
+        input: [{ name: 'X', dims: [1n] }],
+        output: [{ name: 'Y', dims: [1n] }],
+      });
     });
 
     it('fills only the list the config leaves empty', async () => {
-      const { completed, diagnostics } = await check('max_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]', 'batched');
+      const { completed, diagnostics } = await check(
+        'max_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, ' +
+          '{ name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]',
+        'batched',
+      );
       expect(diagnostics).toEqual([]);
       expect(completed?.output?.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
       expect(completed?.max_batch_size).toBe(8);
@@ -70,15 +109,19 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
 
     it('fails as Triton does when max_batch_size is set and the model cannot batch', async () => {
       const result = await check('max_batch_size: 8', 'fixed');
-      expect(messages(result)[0]).toMatch(/^autofill failed for model 'm': model does not support batching while non-zero max_batch_size is specified/);
+      expect(messages(result)[0]).toMatch(
+        /^autofill failed for model 'm': model does not support batching while non-zero max_batch_size is specified/,
+      );
       expect(result.diagnostics[0]).toMatchObject({ file: 'm/config.pbtxt', line: 1 });
       expect(result.completed).toBeUndefined();
     });
   });
 
   describe('the config against the graph (ValidateInputs / ValidateOutputs)', () => {
-    const io = (inputs: string, outputs = 'output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]') =>
-      `max_batch_size: 8\ninput [ ${inputs} ]\n${outputs}`;
+    const io = (
+      inputs: string,
+      outputs = 'output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]',
+    ) => `max_batch_size: 8\ninput [ ${inputs} ]\n${outputs}`;
     const in0 = '{ name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }';
     const in1 = '{ name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] }';
 
@@ -87,7 +130,9 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
     });
 
     it('counts inputs', async () => {
-      expect(messages(await check(io(in0), 'batched'))[0]).toMatch(/^unable to load model 'm', configuration expects 1 inputs, model provides 2\./);
+      expect(messages(await check(io(in0), 'batched'))[0]).toMatch(
+        /^unable to load model 'm', configuration expects 1 inputs, model provides 2\./,
+      );
     });
 
     it('names the inputs and outputs the model allows', async () => {
@@ -102,40 +147,79 @@ suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no pytho
       expect(messages(await check(io(`{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] }, ${in1}`), 'batched'))).toEqual([
         "unable to load model 'm', configuration expects datatype TYPE_FP32 for input 'INPUT0', model provides TYPE_INT32",
       ]);
-      const s = await check('max_batch_size: 4 input [ { name: "TEXT" data_type: TYPE_INT32 dims: [ 1 ] } ] output [ { name: "TOKENS" data_type: TYPE_STRING dims: [ 1 ] } ]', 'strings');
-      expect(messages(s)).toEqual(["unable to load model 'm', configuration expects datatype TYPE_INT32 for input 'TEXT', model provides TYPE_BYTES"]);
+      const s = await check(
+        'max_batch_size: 4 input [ { name: "TEXT" data_type: TYPE_INT32 dims: [ 1 ] } ] ' +
+          'output [ { name: "TOKENS" data_type: TYPE_STRING dims: [ 1 ] } ]',
+        'strings',
+      );
+      expect(messages(s)).toEqual([
+        "unable to load model 'm', configuration expects datatype TYPE_INT32 for input 'TEXT', model provides TYPE_BYTES",
+      ]);
     });
 
     it('compares dims with the batch dimension in front (inputs accept a -1 in the model, outputs must match exactly)', async () => {
       expect(messages(await check(io(`{ name: "INPUT0" data_type: TYPE_INT32 dims: [ 16, 1 ] }, ${in1}`), 'batched'))).toEqual([
-        "model 'm', tensor 'INPUT0': the model expects 2 dimensions (shape [-1,16]) but the model configuration specifies 3 dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape [-1,16,1])",
+        "model 'm', tensor 'INPUT0': the model expects 2 dimensions (shape [-1,16]) but the " +
+          'model configuration specifies 3 dimensions (an initial batch dimension because ' +
+          'max_batch_size > 0 followed by the explicit tensor shape, making complete shape [-1,16,1])',
       ]);
-      const noBatch = await check('input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 8 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]', 'fixed');
-      expect(messages(noBatch)).toEqual(["model 'm', tensor 'INPUT0': the model expects 1 dimensions (shape [16]) but the model configuration specifies 1 dimensions (shape [8])"]);
+      const noBatch = await check(
+        'input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 8 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] ' +
+          'output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]',
+        'fixed',
+      );
+      expect(messages(noBatch)).toEqual([
+        "model 'm', tensor 'INPUT0': the model expects 1 dimensions (shape " +
+          '[16]) but the model configuration specifies 1 dimensions (shape [8])',
+      ]);
     });
 
     it('asks for a variable first dimension when max_batch_size > 0', async () => {
-      const r = await check('max_batch_size: 2 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]', 'fixed');
-      expect(messages(r)[0]).toMatch(/^model 'm', tensor 'INPUT0': for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; but shape expected by the model is \[16\]/);
+      const r = await check(
+        'max_batch_size: 2 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, ' +
+          '{ name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, ' +
+          '{ name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]',
+        'fixed',
+      );
+      expect(messages(r)[0]).toMatch(
+        new RegExp(
+          /^model 'm', tensor 'INPUT0': for the model to support batching the shape should have at least /.source +
+            /1 dimension and the first dimension must be -1; but shape expected by the model is \[16\]/.source,
+        ),
+      );
     });
 
     it('compares the reshape when there is one (the docs example densenet_onnx)', async () => {
-      const config = 'max_batch_size: 0 input [ { name: "data_0" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ 3, 224, 224 ] reshape { shape: [ 1, 3, 224, 224 ] } } ] output [ { name: "fc6_1" data_type: TYPE_FP32 dims: [ 1000 ] reshape { shape: [ 1, 1000, 1, 1 ] } } ]';
+      const config =
+        'max_batch_size: 0 input [ { name: "data_0" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ 3, 224, 224 ] ' +
+        'reshape { shape: [ 1, 3, 224, 224 ] } } ] output [ { name: "fc6_1" data_type: TYPE_FP32 dims: [ 1000 ] ' +
+        'reshape { shape: [ 1, 1000, 1, 1 ] } } ]';
       expect((await check(config, 'image')).diagnostics).toEqual([]);
     });
 
     it('lets a config name an initializer the graph lists as an input, as an optional input', async () => {
-      const ok = 'input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 5, 5 ] }, { name: "INITIALIZER" data_type: TYPE_FP32 dims: [ 5, 5 ] optional: true } ] output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 5, 5 ] } ]';
+      const ok =
+        'input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 5, 5 ] }, ' +
+        '{ name: "INITIALIZER" data_type: TYPE_FP32 dims: [ 5, 5 ] optional: true } ] ' +
+        'output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 5, 5 ] } ]';
       expect((await check(ok, 'overridable')).diagnostics).toEqual([]);
-      expect(messages(await check(ok.replace(' optional: true', ''), 'overridable'))[0]).toMatch(/configuration expects 2 inputs, model provides 1/);
+      expect(messages(await check(ok.replace(' optional: true', ''), 'overridable'))[0]).toMatch(
+        /configuration expects 2 inputs, model provides 1/,
+      );
       expect((await check(undefined, 'overridable')).completed?.input?.map((i) => i.name)).toEqual(['INPUT']);
     });
 
     it('counts sequence controls as inputs and finds them in the model', async () => {
-      const control = (name: string) => `sequence_batching { control_input [ { name: "${name}" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }`;
-      const base = 'max_batch_size: 8 input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ] output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
+      const control = (name: string) =>
+        `sequence_batching { control_input [ { name: "${name}" ` +
+        'control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] }';
+      const base =
+        'max_batch_size: 8 input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ] ' +
+        'output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
       expect((await check(base + control('START'), 'sequence')).diagnostics).toEqual([]);
-      expect(messages(await check(base + control('BEGIN'), 'sequence'))[0]).toMatch(/^configuration specified sequence control 'BEGIN', but model does not provide that input/);
+      expect(messages(await check(base + control('BEGIN'), 'sequence'))[0]).toMatch(
+        /^configuration specified sequence control 'BEGIN', but model does not provide that input/,
+      );
     });
   });
 

@@ -27,7 +27,10 @@ describe('TensorRT plans and the target endpoint', () => {
   });
 
   it('names the target given: another instance type and Triton release', async () => {
-    const report = await validateRepository(join(root, 'resnet'), { mme: true, target: { instanceType: 'ml.g5.xlarge', tritonVersion: '25.01' } });
+    const report = await validateRepository(join(root, 'resnet'), {
+      mme: true,
+      target: { instanceType: 'ml.g5.xlarge', tritonVersion: '25.01' },
+    });
     const message = report.diagnostics.find((d) => d.code === 'tensorrt-plan-target')!.message;
     expect(message).toContain('compute capability 8.6 (the NVIDIA A10G of ml.g5.xlarge)');
     expect(message).toContain('TensorRT 10.8.0.43');

@@ -8,7 +8,12 @@ describe('instance groups (§9)', () => {
     ['KIND_CPU with gpus', 'instance_group [ { kind: KIND_CPU gpus: [ 0 ] } ]', 'instance-group-cpu-gpus'],
     ['a negative gpu id', 'instance_group [ { kind: KIND_GPU gpus: [ -1 ] } ]', 'instance-group-gpu-id'],
     ['a profile on ONNX', 'instance_group [ { kind: KIND_GPU profile: [ "0" ] } ]', 'instance-group-profile-platform'],
-    ['a resource both global and per device', 'instance_group [ { kind: KIND_GPU rate_limiter { resources [ { name: "R" global: true count: 1 } ] } }, { kind: KIND_GPU rate_limiter { resources [ { name: "R" count: 1 } ] } } ]', 'rate-limiter-resource-scope'],
+    [
+      'a resource both global and per device',
+      'instance_group [ { kind: KIND_GPU rate_limiter { resources [ { name: "R" global: true count: 1 } ] } }, ' +
+        '{ kind: KIND_GPU rate_limiter { resources [ { name: "R" count: 1 } ] } } ]',
+      'rate-limiter-resource-scope',
+    ],
   ])('rejects %s', (_case, extra, code) => {
     expectFault(onnx(extra), code);
   });

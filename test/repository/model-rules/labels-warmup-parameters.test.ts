@@ -16,7 +16,10 @@ describe('labels, warmup, parameters and metrics (§11–§14)', () => {
     expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ -1, 4 ] zero_data: true')), 'warmup-variable-dims');
     expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ]')), 'warmup-no-data');
     expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"')), 'warmup-file-missing');
-    expectFault(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"'), { 'warmup/in.bin': Buffer.alloc(47) }), 'warmup-file-short');
+    expectFault(
+      onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"'), { 'warmup/in.bin': Buffer.alloc(47) }),
+      'warmup-file-short',
+    );
     expectClean(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] input_data_file: "in.bin"'), { 'warmup/in.bin': Buffer.alloc(48) }));
     expectClean(onnx(warmup('data_type: TYPE_FP32 dims: [ 3, 4 ] random_data: true')));
   });
@@ -35,11 +38,29 @@ describe('labels, warmup, parameters and metrics (§11–§14)', () => {
 
   it('checks model_metrics', () => {
     expectFault(onnx('model_metrics { metric_control [ { histogram_options { buckets: [ 1 ] } } ] }'), 'metric-identifier-missing');
-    expectFault(onnx('model_metrics { metric_control [ { metric_identifier { } histogram_options { buckets: [ 1 ] } } ] }'), 'metric-family-missing');
-    expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } } ] }'), 'metric-histogram-missing');
-    expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } histogram_options { } } ] }'), 'metric-buckets-missing');
-    expectFault(onnx('model_metrics { metric_control [ { metric_identifier { family: "my_metric" } histogram_options { buckets: [ 1 ] } } ] }'), 'metric-family-not-customizable', 'warning');
-    expectClean(onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } histogram_options { buckets: [ 1, 10, 100 ] } } ] }'));
+    expectFault(
+      onnx('model_metrics { metric_control [ { metric_identifier { } histogram_options { buckets: [ 1 ] } } ] }'),
+      'metric-family-missing',
+    );
+    expectFault(
+      onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } } ] }'),
+      'metric-histogram-missing',
+    );
+    expectFault(
+      onnx('model_metrics { metric_control [ { metric_identifier { family: "nv_inference_request_duration" } histogram_options { } } ] }'),
+      'metric-buckets-missing',
+    );
+    expectFault(
+      onnx('model_metrics { metric_control [ { metric_identifier { family: "my_metric" } histogram_options { buckets: [ 1 ] } } ] }'),
+      'metric-family-not-customizable',
+      'warning',
+    );
+    expectClean(
+      onnx(
+        'model_metrics { metric_control [ { metric_identifier { family: ' +
+          '"nv_inference_request_duration" } histogram_options { buckets: [ 1, 10, 100 ] } } ] }',
+      ),
+    );
   });
 });
 

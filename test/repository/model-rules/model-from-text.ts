@@ -94,7 +94,11 @@ function memoryFiles(dir: string, files: ModelFileList): ModelFiles {
     open: (path) => {
       const bytes = entries.get(join(path))?.bytes;
       if (!bytes) return 'ENOENT';
-      return { size: bytes.length, read: (buffer, length, position) => bytes.copy(buffer, 0, position, position + length), close: () => undefined };
+      return {
+        size: bytes.length,
+        read: (buffer, length, position) => bytes.copy(buffer, 0, position, position + length),
+        close: () => undefined,
+      };
     },
   };
 }
