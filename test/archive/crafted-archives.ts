@@ -189,13 +189,23 @@ export function craftedCases(): CraftedCase[] {
     },
     {
       name: 'a header whose checksum does not match',
-      bytes: gzipOf(tarOf(mutated(config.subarray(0, TAR_BLOCK), (b) => (b[0] = 0x6e)), config.subarray(TAR_BLOCK))),
+      bytes: gzipOf(
+        tarOf(
+          mutated(config.subarray(0, TAR_BLOCK), (b) => (b[0] = 0x6e)),
+          config.subarray(TAR_BLOCK),
+        ),
+      ),
       code: 'TAR_BAD_ARCHIVE',
       message: /header checksum mismatch at byte 0/,
     },
     {
       name: 'a checksum field that is not a number',
-      bytes: gzipOf(tarOf(mutated(config.subarray(0, TAR_BLOCK), (b) => b.write('zzzzzz', 148, 'latin1')), config.subarray(TAR_BLOCK))),
+      bytes: gzipOf(
+        tarOf(
+          mutated(config.subarray(0, TAR_BLOCK), (b) => b.write('zzzzzz', 148, 'latin1')),
+          config.subarray(TAR_BLOCK),
+        ),
+      ),
       code: 'TAR_BAD_ARCHIVE',
       message: /header checksum mismatch at byte 0/,
     },
@@ -235,6 +245,11 @@ export function craftedCases(): CraftedCase[] {
       code: 'TAR_BAD_ARCHIVE',
       message: /bzip2-compressed/,
     },
-    { name: 'text that is not an archive', bytes: Buffer.from('hello\n'.repeat(200)), code: 'TAR_BAD_ARCHIVE', message: /checksum mismatch at byte 0/ },
+    {
+      name: 'text that is not an archive',
+      bytes: Buffer.from('hello\n'.repeat(200)),
+      code: 'TAR_BAD_ARCHIVE',
+      message: /checksum mismatch at byte 0/,
+    },
   ];
 }

@@ -33,7 +33,10 @@ export function baseArchives(): { tar: Buffer; headers: number[] }[] {
       member({ name: 'm/1/hard', typeflag: '1', linkName: 'm/config.pbtxt' }),
       member({ name: 'm/1/up', typeflag: '2', linkName: '../config.pbtxt' }),
     ),
-    tarOf(member({ name: 'config.pbtxt', size: 9, prefix: 'model' }, 'name: "m"'), fileMember('model/1/model.onnx', Buffer.alloc(3000, 0x5a))),
+    tarOf(
+      member({ name: 'config.pbtxt', size: 9, prefix: 'model' }, 'name: "m"'),
+      fileMember('model/1/model.onnx', Buffer.alloc(3000, 0x5a)),
+    ),
   ];
   return bases.map((tar) => ({ tar, headers: headerOffsets(tar) }));
 }

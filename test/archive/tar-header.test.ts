@@ -52,7 +52,9 @@ describe('tar headers', () => {
   it('rejects a header whose checksum does not match', () => {
     const block = encodeHeaders({ path: 'a', type: 'file', size: 1, mode: 0o644 });
     block[0] = 'b'.charCodeAt(0);
-    expect(() => decodeHeader(block, 512)).toThrow(expect.objectContaining({ code: 'TAR_BAD_ARCHIVE', message: expect.stringMatching(/checksum mismatch at byte 512/) }));
+    expect(() => decodeHeader(block, 512)).toThrow(
+      expect.objectContaining({ code: 'TAR_BAD_ARCHIVE', message: expect.stringMatching(/checksum mismatch at byte 512/) }),
+    );
   });
 
   it.each([
@@ -60,7 +62,9 @@ describe('tar headers', () => {
     ['twelve octal digits with no terminator', '777777777777', 0o777777777777],
     ['GNU base-256 for sizes over 8 GiB', Buffer.from([0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x01]), 513],
   ])('reads a size field written as %s', (_case, field, size) => {
-    expect(decodeHeader(rawHeader({ name: 'a', size: typeof field === 'string' ? field.replace('\\u0000', '\u0000') : field }), 0)?.size).toBe(size);
+    expect(
+      decodeHeader(rawHeader({ name: 'a', size: typeof field === 'string' ? field.replace('\\u0000', '\u0000') : field }), 0)?.size,
+    ).toBe(size);
   });
 
   it.each([

@@ -66,8 +66,9 @@ function runFrom(start: number, sandbox: string, run: FuzzRun): Promise<void> {
       }
     });
     child.on('exit', (code, signal) => {
-      if (run.next < CASES) finish(`STALL: the runner exited (${code ?? signal}) during ${describeCase(run.next)}: ${stderr.trim()}`, run.next + 1);
-      else finish();
+      if (run.next < CASES) {
+        finish(`STALL: the runner exited (${code ?? signal}) during ${describeCase(run.next)}: ${stderr.trim()}`, run.next + 1);
+      } else finish();
     });
   });
 }

@@ -175,12 +175,24 @@ describe('readTarGz', () => {
     const hidden = rawHeader({ name: 'hidden.txt' });
     const after = fileMember('after.txt', 'a');
     const cases: [string, Buffer, string[]][] = [
-      ['a symbolic link with a size', tarOf(member({ name: 'link', typeflag: '2', linkName: 'x', size: 512 }, hidden), after), ['link', 'after.txt']],
+      [
+        'a symbolic link with a size',
+        tarOf(member({ name: 'link', typeflag: '2', linkName: 'x', size: 512 }, hidden), after),
+        ['link', 'after.txt'],
+      ],
       ['an unknown type flag (Z)', tarOf(member({ name: 'zz', typeflag: 'Z', size: 512 }, hidden), after), ['zz', 'after.txt']],
       ['an old GNU sparse file (S)', tarOf(member({ name: 'sparse', typeflag: 'S', size: 512 }, hidden), after), ['sparse', 'after.txt']],
       ['a FIFO with a size', tarOf(member({ name: 'p', typeflag: '6', size: 512 }, hidden), after), ['p', 'after.txt']],
-      ['an old-style "name/" directory with a size', tarOf(member({ name: 'd/', typeflag: '0', size: 512 }, hidden), after), ['d', 'after.txt']],
-      ['a directory (5) with a size', tarOf(member({ name: 'd/', typeflag: '5', size: 512 }, hidden), after), ['d', 'hidden.txt', 'after.txt']],
+      [
+        'an old-style "name/" directory with a size',
+        tarOf(member({ name: 'd/', typeflag: '0', size: 512 }, hidden), after),
+        ['d', 'after.txt'],
+      ],
+      [
+        'a directory (5) with a size',
+        tarOf(member({ name: 'd/', typeflag: '5', size: 512 }, hidden), after),
+        ['d', 'hidden.txt', 'after.txt'],
+      ],
       [
         'a hard link with a size',
         tarOf(fileMember('t', 'x'), member({ name: 'h', typeflag: '1', linkName: 't', size: 512 }, hidden), after),
@@ -197,7 +209,10 @@ describe('readTarGz', () => {
   });
 
   it('reports a file with PAX GNU.sparse records as a sparse "other" entry, never as the file it maps', async () => {
-    const tar = tarOf(paxMember({ 'GNU.sparse.major': '1', 'GNU.sparse.minor': '0', 'GNU.sparse.realsize': '4096' }), fileMember('m/weights.bin', 'map'));
+    const tar = tarOf(
+      paxMember({ 'GNU.sparse.major': '1', 'GNU.sparse.minor': '0', 'GNU.sparse.realsize': '4096' }),
+      fileMember('m/weights.bin', 'map'),
+    );
     const [entry] = await listEntries(gzipOf(tar));
     expect(entry).toMatchObject({ path: 'm/weights.bin', type: 'other', size: 0, sparse: true });
   });

@@ -32,20 +32,28 @@ describe('a container failure, explained', () => {
         'call again: SageMaker loads a model on the call that needs it.',
     );
     expect(explainContainerFailure(failure(404, ''), local)).toBe(
-      'resnet.tar.gz is not loaded in the container (HTTP 404). Load it first: `mme-deploy local load <archive.tar.gz> --name resnet.tar.gz`.',
+      'resnet.tar.gz is not loaded in the container (HTTP 404). ' +
+        'Load it first: `mme-deploy local load <archive.tar.gz> --name resnet.tar.gz`.',
     );
   });
 
   it('409: already registered; SageMaker takes it for loaded', () => {
     expect(explainContainerFailure(failure(409, 'model already exists', 'load'), endpoint)).toMatch(
-      /^Triton already holds a model registered as resnet\.tar\.gz \(HTTP 409: model already exists\)\. SageMaker takes a 409 on load for "already loaded"/,
+      new RegExp(
+        /^Triton already holds a model registered as resnet\.tar\.gz \(HTTP 409: model already exists\)\. /.source +
+          /SageMaker takes a 409 on load for "already loaded"/.source,
+      ),
     );
-    expect(explainContainerFailure(failure(409, '', 'load'), local)).toMatch(/already loaded \(HTTP 409\)\. .*mme-deploy local unload resnet\.tar\.gz/);
+    expect(explainContainerFailure(failure(409, '', 'load'), local)).toMatch(
+      /already loaded \(HTTP 409\)\. .*mme-deploy local unload resnet\.tar\.gz/,
+    );
   });
 
   it('507: out of memory, with the ways to make it fit', () => {
     const message = explainContainerFailure(failure(507, 'CUDA out of memory. Tried to allocate 2.00 GiB'), endpoint);
-    expect(message).toMatch(/^Out of GPU or host memory running resnet\.tar\.gz \(HTTP 507: CUDA out of memory\. Tried to allocate 2\.00 GiB\)\./);
+    expect(message).toMatch(
+      /^Out of GPU or host memory running resnet\.tar\.gz \(HTTP 507: CUDA out of memory\. Tried to allocate 2\.00 GiB\)\./,
+    );
     expect(message).toContain('SageMaker answers a 507 by unloading the least recently used models and trying again');
     expect(message).toContain('put fewer or smaller models on each instance, use an instance type with more GPU memory');
     expect(message).toContain('environment.modelLoadGpuLimit (SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT)');
@@ -115,7 +123,9 @@ describe('an InvokeEndpoint failure, explained', () => {
     expect(err).toBeInstanceOf(MmeError);
     expect(err!.code).toBe('MODEL_ERROR');
     expect(err!.message).toMatch(/^Out of GPU or host memory running resnet\.tar\.gz \(HTTP 507: CUDA_OUT_OF_MEMORY\)\./);
-    expect(err!.message).toMatch(/ Container logs: arn:aws:logs:eu-west-1:1:log-group:\/aws\/sagemaker\/Endpoints\/mme:log-stream:AllTraffic\/i-1$/);
+    expect(err!.message).toMatch(
+      / Container logs: arn:aws:logs:eu-west-1:1:log-group:\/aws\/sagemaker\/Endpoints\/mme:log-stream:AllTraffic\/i-1$/,
+    );
   });
 
   it('reads the status from the message when OriginalStatusCode is missing, and calls a load failure a load', () => {
@@ -143,7 +153,9 @@ describe('an InvokeEndpoint failure, explained', () => {
       message: "Endpoint 'mme' does not exist in eu-west-1. Check the name and --region.",
     });
     expect(explain('Endpoint mme is not a multi-model endpoint and does not support target model header.')!.code).toBe('ENDPOINT_UNUSABLE');
-    const download = explain('Failed to download model data(bucket: b, key: models/resnet.tar.gz). Please ensure that there is an object located at the URL.');
+    const download = explain(
+      'Failed to download model data(bucket: b, key: models/resnet.tar.gz). Please ensure that there is an object located at the URL.',
+    );
     expect(download!.code).toBe('AWS_NOT_FOUND');
     expect(download!.message).toContain('Check the name with `mme-deploy list --endpoint mme`');
   });

@@ -43,9 +43,10 @@ describe('SageMaker Triton image registry', () => {
       'me-south-1': '217643126080',
       'mx-central-1': '637423239942',
     };
-    for (const r of 'us-east-1 us-east-2 us-west-1 us-west-2 eu-west-1 eu-west-2 eu-west-3 eu-central-1 eu-north-1 ap-northeast-1 ap-northeast-2 ap-south-1 ap-southeast-1 ap-southeast-2 ca-central-1 sa-east-1'.split(
-      ' ',
-    )) {
+    const sharedAccountRegions =
+      'us-east-1 us-east-2 us-west-1 us-west-2 eu-west-1 eu-west-2 eu-west-3 eu-central-1 eu-north-1 ' +
+      'ap-northeast-1 ap-northeast-2 ap-south-1 ap-southeast-1 ap-southeast-2 ca-central-1 sa-east-1';
+    for (const r of sharedAccountRegions.split(' ')) {
       expected[r] = '763104351884';
     }
     for (const [region, account] of Object.entries(expected)) {

@@ -1,7 +1,12 @@
 // The Triton release catalog: what each release needs from GPU and driver and ships for models, each fact sourced.
 
 import { findInstanceType } from '../../lib/catalog/instance-types';
-import { SAGEMAKER_DEFAULT_GPU_DRIVER, SAGEMAKER_SHM_BYTES, knownInferenceAmiVersions, sageMakerGpuDriver } from '../../lib/catalog/sagemaker-hosting';
+import {
+  SAGEMAKER_DEFAULT_GPU_DRIVER,
+  SAGEMAKER_SHM_BYTES,
+  knownInferenceAmiVersions,
+  sageMakerGpuDriver,
+} from '../../lib/catalog/sagemaker-hosting';
 import { DEFAULT_TRITON_VERSION } from '../../lib/catalog/triton-images';
 import {
   compareVersions,

@@ -3,7 +3,18 @@
 // writes, progress only on a terminal, and the smaller habits of issue 13.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { MAX_WORKERS } from '../../lib/archive/tar-gz';
@@ -103,7 +114,9 @@ describe('safe output: no raw control characters reach the terminal', () => {
       if (req.method === 'GET') return void res.writeHead(404).end();
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'bad \x1b[31mred\x1b[0m model' }));
     });
-    const web = await standIn((_req, _body, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html>dashboard</html>'));
+    const web = await standIn((_req, _body, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html>dashboard</html>'),
+    );
     try {
       const models = join(dir, 'models');
       const refused = await runCli(['local', 'load', archive, '--url', container.url, '--models-dir', models]);
@@ -192,7 +205,10 @@ describe('exit codes: 0 ok, 1 invalid or failed, 2 usage or I/O', () => {
       'mme-deploy: missing.tar.gz: no such archive file (expected a .tar.gz made by mme-deploy package).\n',
     );
     expect((await run(['list', '--s3', 's3://bucket/p/', '--profile', 'nosuch'])).stderr).toMatch(
-      /^mme-deploy: The AWS profile 'nosuch' does not exist in ~\/\.aws\/config and ~\/\.aws\/credentials\. There are no profiles there\. Create it with `aws configure --profile nosuch`/,
+      new RegExp(
+        /^mme-deploy: The AWS profile 'nosuch' does not exist in ~\/\.aws\/config and ~\/\.aws\/credentials\. /.source +
+          /There are no profiles there\. Create it with `aws configure --profile nosuch`/.source,
+      ),
     );
     expect((await run(['plan', repo, '--region', 'mars-1'])).stderr).toBe(
       "mme-deploy: --region: 'mars-1' is not an AWS region code; region codes look like us-east-1, eu-west-2 or ap-southeast-1.\n",
@@ -300,7 +316,9 @@ describe('package progress: on a terminal after about a second, never on a pipe'
     const repo = repository();
     writeFileSync(join(repo, 'm/1/weights.bin'), '');
     truncateSync(join(repo, 'm/1/weights.bin'), 1024 ** 3);
-    const bin = `${process.execPath} --import ${JSON.stringify(require.resolve('tsx', { paths: [ROOT] }))} ${join(ROOT, 'bin/mme-deploy.ts')}`;
+    const bin =
+      `${process.execPath} --import ${JSON.stringify(require.resolve('tsx', { paths: [ROOT] }))} ` +
+      `${join(ROOT, 'bin/mme-deploy.ts')}`;
     const terminal = spawnSync('script', ['-qfc', `${bin} package repo -o tty.tar.gz`, '/dev/null'], { cwd: dir, encoding: 'utf8' });
     expect(terminal.status).toBe(0);
     expect(terminal.stdout).toMatch(/\rpacking {2}[\d.]+ [KMG]?i?B of 1\.0 GiB \(\d+ %\) {2}[\d.]+ [KMG]?i?B\/s ETA \d+ s\x1b\[K/);
@@ -414,11 +432,15 @@ describe('help texts and smaller habits', () => {
       await sdk.close();
     }
     // The control: on this Node the SDK does print it when nothing silences it.
-    const control = spawnSync(process.execPath, ['-e', "new (require('@aws-sdk/client-sagemaker').SageMakerClient)({ region: 'us-east-1' })"], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH },
-      encoding: 'utf8',
-    });
+    const control = spawnSync(
+      process.execPath,
+      ['-e', "new (require('@aws-sdk/client-sagemaker').SageMakerClient)({ region: 'us-east-1' })"],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH },
+        encoding: 'utf8',
+      },
+    );
     if (Number(process.versions.node.split('.')[0]) < 22) expect(control.stderr).toContain('NodeVersionSupportWarning');
   }, 30_000);
 });

@@ -66,7 +66,9 @@ export async function until(condition: () => boolean, what: string, seconds = 20
 }
 
 /** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */
-export async function standIn(handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+export async function standIn(
+  handle: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -51,7 +51,12 @@ describe('plan and local load on damaged and hostile archives', () => {
   });
 
   const cases = [
-    ...craftedCases().map((c) => ({ name: c.name, bytes: c.bytes, message: c.message, plan: c.name.includes('3 GiB') ? /at most 4194304 bytes/ : c.message })),
+    ...craftedCases().map((c) => ({
+      name: c.name,
+      bytes: c.bytes,
+      message: c.message,
+      plan: c.name.includes('3 GiB') ? /at most 4194304 bytes/ : c.message,
+    })),
     ...UNSAFE.map((c) => ({ ...c, plan: undefined })),
   ];
 

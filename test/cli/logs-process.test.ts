@@ -61,14 +61,22 @@ function cli(args: string[]) {
 
 const STREAM = 'AllTraffic/i-0a1b2c3d4e5f60001';
 function events(now: number): Reply {
-  const message = (text: string, offset: number) => ({ logStreamName: STREAM, timestamp: now - offset, ingestionTime: now, message: text, eventId: `e${offset}` });
+  const message = (text: string, offset: number) => ({
+    logStreamName: STREAM,
+    timestamp: now - offset,
+    ingestionTime: now,
+    message: text,
+    eventId: `e${offset}`,
+  });
   return {
     status: 200,
     body: {
       events: [
         message('I1130 14:05:01.000000 1 sagemaker_server.cc:360] "Loading SageMaker TargetModel: yolo.tar.gz"', 2000),
         message(
-          'E1130 14:05:04.600000 1 model_lifecycle.cc:654] "failed to load \'/opt/ml/models/abc::yolo.tar.gz\' version 1: Internal: unable to create TensorRT engine: 6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got compute 8.9, please rebuild."',
+          "E1130 14:05:04.600000 1 model_lifecycle.cc:654] \"failed to load '/opt/ml/models/abc::yolo.tar.gz' version 1: " +
+            'Internal: unable to create TensorRT engine: 6: The engine plan file is generated on an incompatible device, ' +
+            'expecting compute 7.5 got compute 8.9, please rebuild."',
           1000,
         ),
       ],
@@ -79,7 +87,8 @@ function events(now: number): Reply {
 
 describe('mme-deploy logs against a local CloudWatch Logs', () => {
   it('retries FilterLogEvents while throttled, then prints the events', async () => {
-    reply = (_request, n) => (n <= 2 ? { status: 400, body: { __type: 'ThrottlingException', message: 'Rate exceeded' } } : events(Date.now()));
+    reply = (_request, n) =>
+      n <= 2 ? { status: 400, body: { __type: 'ThrottlingException', message: 'Rate exceeded' } } : events(Date.now());
     const run = cli(['logs', '--endpoint', 'mme', '--since', '10m']);
     expect(await run.exit).toBe(0);
     expect(requests).toHaveLength(3);
@@ -103,7 +112,8 @@ describe('mme-deploy logs against a local CloudWatch Logs', () => {
     expect(await run.exit).toBe(1);
     expect(requests.map((r) => r.target)).toEqual(['Logs_20140328.FilterLogEvents', 'SageMaker.DescribeEndpoint']);
     expect(run.err()).toBe(
-      "mme-deploy: Endpoint 'nope' does not exist in eu-west-1, so it has no log group. Check the name and --region (aws sagemaker list-endpoints).\n",
+      "mme-deploy: Endpoint 'nope' does not exist in eu-west-1, so it has no log group. " +
+        'Check the name and --region (aws sagemaker list-endpoints).\n',
     );
   });
 

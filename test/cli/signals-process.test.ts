@@ -140,9 +140,13 @@ describe('push under signals', () => {
     });
 
     const push = (archive: string): CliProcess =>
-      spawnCli(['push', archive, '--s3', 's3://bkt/p/', '--name', 'x.tar.gz', '--endpoint-url', server.url, '--region', 'eu-west-1', '--profile', 'ops'], {
-        env: { HOME: home },
-      });
+      spawnCli(
+        [
+          'push', archive, '--s3', 's3://bkt/p/', '--name', 'x.tar.gz',
+          '--endpoint-url', server.url, '--region', 'eu-west-1', '--profile', 'ops',
+        ],
+        { env: { HOME: home } },
+      );
     const command = () =>
       `aws s3api abort-multipart-upload --bucket bkt --key p/x.tar.gz --upload-id UPLOAD-7 --endpoint-url ${server.url} ` +
       '--region eu-west-1 --profile ops';

@@ -36,7 +36,10 @@ describe('mme-deploy validate', () => {
     const repo = makeRepo(BROKEN);
     const run = await runCli(['validate', repo]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`net:\n  net/config.pbtxt:4:${DIMZ_COLUMN}: error [unknown-field] Message type "inference.ModelInput" has no field named "dimz". Did you mean "dims"?`);
+    expect(run.stdout).toContain(
+      `net:\n  net/config.pbtxt:4:${DIMZ_COLUMN}: error [unknown-field] Message ` +
+        'type "inference.ModelInput" has no field named "dimz". Did you mean "dims"?',
+    );
     expect(run.stdout).toContain('^');
   });
 
@@ -47,7 +50,16 @@ describe('mme-deploy validate', () => {
     expect(report).toEqual({
       ok: false,
       models: [{ name: 'net', path: 'net', platform: 'onnxruntime_onnx', backend: 'onnxruntime', versions: [1] }],
-      diagnostics: [expect.objectContaining({ severity: 'error', code: 'unknown-field', file: 'net/config.pbtxt', line: 4, column: DIMZ_COLUMN, model: 'net' })],
+      diagnostics: [
+        expect.objectContaining({
+          severity: 'error',
+          code: 'unknown-field',
+          file: 'net/config.pbtxt',
+          line: 4,
+          column: DIMZ_COLUMN,
+          model: 'net',
+        }),
+      ],
     });
   });
 
@@ -70,7 +82,11 @@ describe('mme-deploy validate', () => {
   });
 
   it('applies the MME rules with --mme', async () => {
-    const repo = makeRepo({ ...MODEL, 'other/config.pbtxt': MODEL['net/config.pbtxt'].replace('"net"', '"other"'), 'other/1/model.onnx': MODEL['net/1/model.onnx'] });
+    const repo = makeRepo({
+      ...MODEL,
+      'other/config.pbtxt': MODEL['net/config.pbtxt'].replace('"net"', '"other"'),
+      'other/1/model.onnx': MODEL['net/1/model.onnx'],
+    });
     expect((await runCli(['validate', repo])).code).toBe(0);
     const run = await runCli(['validate', repo, '--mme']);
     expect(run.code).toBe(1);
@@ -124,7 +140,13 @@ describe('mme-deploy package', () => {
   });
 
   it('is byte-identical when built twice, and GNU tar reproduces the files', async () => {
-    const repo = makeRepo({ ...MODEL, 'net/1/tokenizer/vocab.txt': 'a\nb\n', 'net/1/empty/': null, 'net/.git/HEAD': 'ref', 'net/1/model.py~': 'backup' });
+    const repo = makeRepo({
+      ...MODEL,
+      'net/1/tokenizer/vocab.txt': 'a\nb\n',
+      'net/1/empty/': null,
+      'net/.git/HEAD': 'ref',
+      'net/1/model.py~': 'backup',
+    });
     const a = join(out, 'a.tar.gz');
     const b = join(out, 'b.tar.gz');
     expect((await runCli(['package', repo, '-o', a])).code).toBe(0);
@@ -170,7 +192,12 @@ describe('mme-deploy package', () => {
     abort.abort();
     const { runPackage } = await import('../../lib/cli/package');
     await expect(
-      runPackage(repo, { output: target, force: true }, { stdout: () => undefined, stderr: () => undefined, isTTY: false, env: {}, cwd: out }, abort.signal),
+      runPackage(
+        repo,
+        { output: target, force: true },
+        { stdout: () => undefined, stderr: () => undefined, isTTY: false, env: {}, cwd: out },
+        abort.signal,
+      ),
     ).rejects.toThrow(/interrupted: no archive was written/);
     expect(readFileSync(target, 'utf8')).toBe('older');
     expect(readdirSync(out).filter((f) => f.includes('interrupted') && f !== 'interrupted.tar.gz')).toEqual([]);
@@ -202,27 +229,33 @@ describe('mme-deploy package', () => {
     expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
   });
 
-  it('refuses to pack a name its own extractor would refuse (not UTF-8 too, not as ENOENT), and never calls a FIFO model.py a directory', async () => {
-    const backslash = makeRepo({ ...MODEL, 'net/1/..\\x': 'x' });
-    const run = await runCli(['package', backslash, '-o', join(out, 'backslash.tar.gz')]);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/net\/1\/\.\.\\x contains a backslash/);
-    expect(existsSync(join(out, 'backslash.tar.gz'))).toBe(false);
+  it(
+    'refuses to pack a name its own extractor would refuse (not UTF-8 too, ' +
+      'not as ENOENT), and never calls a FIFO model.py a directory',
+    async () => {
+      const backslash = makeRepo({ ...MODEL, 'net/1/..\\x': 'x' });
+      const run = await runCli(['package', backslash, '-o', join(out, 'backslash.tar.gz')]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/net\/1\/\.\.\\x contains a backslash/);
+      expect(existsSync(join(out, 'backslash.tar.gz'))).toBe(false);
 
-    const notUtf8 = makeRepo(MODEL);
-    mkdirSync(Buffer.concat([Buffer.from(join(notUtf8, 'x')), Buffer.from([0xfe]), Buffer.from('/1')]), { recursive: true });
-    writeFileSync(Buffer.concat([Buffer.from(join(notUtf8, 'net/1/w')), Buffer.from([0xff])]), 'x');
-    const names = await runCli(['package', notUtf8, '-o', join(out, 'not-utf8.tar.gz')]);
-    expect(names.code).toBe(1);
-    expect(names.stdout).toContain("[name-not-utf8] 'x\uFFFD' has a name that is not valid UTF-8");
-    expect(names.stdout).not.toContain('ENOENT');
+      const notUtf8 = makeRepo(MODEL);
+      mkdirSync(Buffer.concat([Buffer.from(join(notUtf8, 'x')), Buffer.from([0xfe]), Buffer.from('/1')]), { recursive: true });
+      writeFileSync(Buffer.concat([Buffer.from(join(notUtf8, 'net/1/w')), Buffer.from([0xff])]), 'x');
+      const names = await runCli(['package', notUtf8, '-o', join(out, 'not-utf8.tar.gz')]);
+      expect(names.code).toBe(1);
+      expect(names.stdout).toContain("[name-not-utf8] 'x\uFFFD' has a name that is not valid UTF-8");
+      expect(names.stdout).not.toContain('ENOENT');
 
-    const python = makeRepo({ 'p/config.pbtxt': 'name: "p"\nbackend: "python"\n', 'p/1/': '' });
-    execFileSync('mkfifo', [join(python, 'p/1/model.py')]);
-    const fifo = await runCli(['validate', python]);
-    expect(fifo.code).toBe(1);
-    expect(fifo.stdout).toContain('p/1/model.py must be a file for the python backend, but it is not a regular file (a FIFO, socket or device).');
-  });
+      const python = makeRepo({ 'p/config.pbtxt': 'name: "p"\nbackend: "python"\n', 'p/1/': '' });
+      execFileSync('mkfifo', [join(python, 'p/1/model.py')]);
+      const fifo = await runCli(['validate', python]);
+      expect(fifo.code).toBe(1);
+      expect(fifo.stdout).toContain(
+        'p/1/model.py must be a file for the python backend, but it is not a regular file (a FIFO, socket or device).',
+      );
+    },
+  );
 
   it('exposes the archive as a stream with a manifest for other consumers', async () => {
     const result = await packRepository(makeRepo(MODEL), { name: 'm.tar.gz' });

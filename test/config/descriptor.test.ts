@@ -17,7 +17,10 @@ describe('ModelConfig descriptor', () => {
     expect(Object.keys(fields)).toHaveLength(25);
     expect(Object.keys(MODEL_CONFIG_DESCRIPTOR.messages)).toHaveLength(46);
     expect(fields.parameters).toEqual({ kind: 'map', key: 'string', value: { kind: 'message', message: 'ModelParameter' } });
-    expect(MODEL_CONFIG_DESCRIPTOR.messages.ModelDynamicBatching!.fields.priority_queue_policy).toMatchObject({ kind: 'map', key: 'uint64' });
+    expect(MODEL_CONFIG_DESCRIPTOR.messages.ModelDynamicBatching!.fields.priority_queue_policy).toMatchObject({
+      kind: 'map',
+      key: 'uint64',
+    });
     expect(fields.ensemble_scheduling).toMatchObject({ oneof: 'scheduling_choice' });
     expect(MODEL_CONFIG_DESCRIPTOR.enums.DataType).toHaveLength(15);
   });

@@ -37,8 +37,14 @@ function mutations(texts: readonly string[]): string[] {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const out: string[] = [];
   const scalarLine = /^(\s*)([a-z_]+)\s*:\s*("[^"\n]*"|-?[0-9][\w.+-]*|[A-Za-z_]\w*)\s*$/;
-  const numbers = ['0', '-0', '1', '0x10', '010', '2147483648', '-2147483649', '4294967296', '1.5', '1e3', '-1', '9223372036854775808', 'inf', 'nan', '1f'];
-  const junk = ['{', '}', '<', '>', '[', ']', ':', '"', "'", '\\', '-', '#', '\n', ',', ';', '0x', '1e', 'inf', ' ', 'TYPE_BYTES', 'true', '0.', '.5'];
+  const numbers = [
+    '0', '-0', '1', '0x10', '010', '2147483648', '-2147483649', '4294967296', '1.5', '1e3', '-1',
+    '9223372036854775808', 'inf', 'nan', '1f',
+  ];
+  const junk = [
+    '{', '}', '<', '>', '[', ']', ':', '"', "'", '\\', '-', '#', '\n', ',', ';', '0x', '1e', 'inf', ' ',
+    'TYPE_BYTES', 'true', '0.', '.5',
+  ];
   texts.forEach((text, index) => {
     if (index % 2 === 1) return;
     const lines = text.split('\n');
@@ -48,7 +54,11 @@ function mutations(texts: readonly string[]): string[] {
       if (op === 0 && scalars.length > 0) {
         // The field again, before or after, with its default, the same or another value.
         const [i, m] = pick(scalars);
-        const value = m![3]!.startsWith('"') ? pick(['""', m![3]!, '"x"']) : /^[A-Za-z]/.test(m![3]!) ? pick([m![3]!, '0', 'true', 'false']) : pick(['0', m![3]!, '7']);
+        const value = m![3]!.startsWith('"')
+          ? pick(['""', m![3]!, '"x"'])
+          : /^[A-Za-z]/.test(m![3]!)
+            ? pick([m![3]!, '0', 'true', 'false'])
+            : pick(['0', m![3]!, '7']);
         const copy = `${m![1]}${m![2]}: ${value}`;
         const at = rand() < 0.5 ? i : i + 1;
         out.push([...lines.slice(0, at), copy, ...lines.slice(at)].join('\n'));
@@ -127,11 +137,15 @@ suite(`config.pbtxt parser and protobuf's TextFormat${unavailable ? ` (skipped: 
       const accepted = !ours.diagnostics.some((d) => d.severity === 'error');
       const theirs = oracle[i]!;
       if (accepted !== theirs.accepted) {
-        const verdicts = `ours ${accepted ? 'accepts' : `rejects (${ours.diagnostics[0]?.message})`}, protobuf ${theirs.accepted ? 'accepts' : `rejects (${theirs.error})`}`;
+        const verdicts =
+          `ours ${accepted ? 'accepts' : `rejects (${ours.diagnostics[0]?.message})`}, ` +
+          `protobuf ${theirs.accepted ? 'accepts' : `rejects (${theirs.error})`}`;
         out.push(`${verdicts}: ${name(i)}`);
       } else if (accepted) {
         const value = canonical(MODEL_CONFIG_DESCRIPTOR, 'ModelConfig', ours.config as Record<string, unknown>);
-        if (!sameValue(value, theirs.value)) out.push(`values differ: ${name(i)}\n  ours     ${JSON.stringify(value)}\n  protobuf ${JSON.stringify(theirs.value)}`);
+        if (!sameValue(value, theirs.value)) {
+          out.push(`values differ: ${name(i)}\n  ours     ${JSON.stringify(value)}\n  protobuf ${JSON.stringify(theirs.value)}`);
+        }
       }
     }
     return out;

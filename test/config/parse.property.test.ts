@@ -19,7 +19,10 @@ const mutated = fc
       fc.tuple(
         fc.nat(VALID.length),
         fc.nat(12),
-        fc.oneof(fc.constantFrom('{', '}', '<', '>', '[', ']', ':', '"', "'", '\\', '-', '#', '\n', ',', ';', '0x', '1e', 'inf', ' '), fc.string({ maxLength: 4 })),
+        fc.oneof(
+          fc.constantFrom('{', '}', '<', '>', '[', ']', ':', '"', "'", '\\', '-', '#', '\n', ',', ';', '0x', '1e', 'inf', ' '),
+          fc.string({ maxLength: 4 }),
+        ),
       ),
       { minLength: 1, maxLength: 6 },
     ),

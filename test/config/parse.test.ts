@@ -186,9 +186,19 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
 
   it.each([
     ['int32', 'max_batch_size: 2147483648', 'max_batch_size: 2147483647', 'max_batch_size: -2147483648'],
-    ['uint32', 'ensemble_scheduling { max_inflight_requests: -1 }', 'ensemble_scheduling { max_inflight_requests: 4294967295 }', 'ensemble_scheduling { max_inflight_requests: 0 }'],
+    [
+      'uint32',
+      'ensemble_scheduling { max_inflight_requests: -1 }',
+      'ensemble_scheduling { max_inflight_requests: 4294967295 }',
+      'ensemble_scheduling { max_inflight_requests: 0 }',
+    ],
     ['int64', 'input { dims: 9223372036854775808 }', 'input { dims: -9223372036854775808 }', 'input { dims: 0x7fffffffffffffff }'],
-    ['uint64', 'dynamic_batching { max_queue_delay_microseconds: 18446744073709551616 }', 'dynamic_batching { max_queue_delay_microseconds: 18446744073709551615 }', 'dynamic_batching { max_queue_delay_microseconds: 0 }'],
+    [
+      'uint64',
+      'dynamic_batching { max_queue_delay_microseconds: 18446744073709551616 }',
+      'dynamic_batching { max_queue_delay_microseconds: 18446744073709551615 }',
+      'dynamic_batching { max_queue_delay_microseconds: 0 }',
+    ],
   ])('checks the range of %s fields', (_type, outside, ...inside) => {
     const [d] = errors(outside);
     expect(d!.code).toBe('integer-out-of-range');
@@ -213,7 +223,9 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
   });
 
   it('counts -0.0 in a float field as set (protobuf compares the bits), and messages and oneof members once given', () => {
-    expect(errors('sequence_batching { direct { minimum_slot_utilization: -0.0 minimum_slot_utilization: 0.5 } }')[0]!.code).toBe('duplicate-field');
+    expect(errors('sequence_batching { direct { minimum_slot_utilization: -0.0 minimum_slot_utilization: 0.5 } }')[0]!.code).toBe(
+      'duplicate-field',
+    );
     expect(errors('sequence_batching { direct { minimum_slot_utilization: 0.0 minimum_slot_utilization: 0.5 } }')).toEqual([]);
     expect(errors('optimization { } optimization { }')[0]!.code).toBe('duplicate-field');
     expect(errors('model_warmup { inputs { key: "a" value { zero_data: false zero_data: true } } }')[0]!.code).toBe('duplicate-field');

@@ -63,7 +63,9 @@ export function protoFromDescriptor(schema: SchemaDescriptor): string {
         out += `${indent}  ${line}\n`;
       }
     }
-    for (const [group, lines] of oneofs) out += `${indent}  oneof ${group} {\n${lines.map((l) => `${indent}    ${l}`).join('\n')}\n${indent}  }\n`;
+    for (const [group, lines] of oneofs) {
+      out += `${indent}  oneof ${group} {\n${lines.map((l) => `${indent}    ${l}`).join('\n')}\n${indent}  }\n`;
+    }
     return out + `${indent}}\n`;
   };
   return `syntax = "proto3";\npackage inference;\n\n${[...root.children.values()].map((n) => emit(n, '')).join('\n')}`;
@@ -97,7 +99,9 @@ json.dump(out, sys.stdout)
 export async function runOracle(schema: SchemaDescriptor, texts: readonly string[]): Promise<OracleResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'mme-protobuf-oracle-'));
   writeFileSync(join(dir, 'model_config.proto'), protoFromDescriptor(schema));
-  const compile = spawnSync('protoc', [`-I${dir}`, `--descriptor_set_out=${join(dir, 'set.pb')}`, 'model_config.proto'], { encoding: 'utf8' });
+  const compile = spawnSync('protoc', [`-I${dir}`, `--descriptor_set_out=${join(dir, 'set.pb')}`, 'model_config.proto'], {
+    encoding: 'utf8',
+  });
   if (compile.status !== 0) throw new Error(`protoc could not compile the generated .proto: ${compile.stderr}`);
 
   const encode = (text: string) =>

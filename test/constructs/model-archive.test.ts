@@ -187,7 +187,8 @@ describe('ModelArchive synth-time errors', () => {
       expect(() => synthIn(outdir, { repositories: [broken] })).toThrow(
         new RegExp(
           `^ModelArchive S/Archive: model repository '${broken}' is invalid:\\n` +
-            '  broken/config\\.pbtxt:4:17: error: Expected integer for int32 field "max_batch_size", got: "eight"\\. \\[wrong-value-type\\]$',
+            '  broken/config\\.pbtxt:4:17: error: Expected integer for int32 field "max_batch_size", got: "eight"\\. ' +
+            '\\[wrong-value-type\\]$',
         ),
       );
     } finally {

@@ -136,7 +136,10 @@ describe('multi-model endpoint dashboard options', () => {
           invocation5XXErrorsThreshold: 0,
         }),
     ).toThrow(
-      /gpuMemoryUtilizationThreshold must be a percentage in \(0, 100\], got 120[\s\S]*diskUtilizationThreshold .* got 0[\s\S]*invocation5XXErrorsThreshold must be at least 1/,
+      new RegExp(
+        /gpuMemoryUtilizationThreshold must be a percentage in \(0, 100\], got 120[\s\S]*/.source +
+          /diskUtilizationThreshold .* got 0[\s\S]*invocation5XXErrorsThreshold must be at least 1/.source,
+      ),
     );
   });
 });

@@ -37,7 +37,8 @@ describe('autoscaling on GPU utilization (seed 004)', () => {
               { Ref: 'AWS::Partition' },
               ':iam::',
               { Ref: 'AWS::AccountId' },
-              ':role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+              ':role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/' +
+                'AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
             ],
           ],
         },
@@ -160,7 +161,10 @@ describe('autoscaling synth-time errors', () => {
   it('rejects a range that excludes the initial count and a max below min, in one error', () => {
     const { endpoint } = endpointIn({ initialInstanceCount: 1 });
     expect(() => endpoint.autoScaleInstanceCount({ minCapacity: 3, maxCapacity: 2 })).toThrow(
-      /maxCapacity must be a whole number of at least minCapacity \(3\), got 2[\s\S]*initialInstanceCount \(1\) must lie between minCapacity \(3\) and maxCapacity \(2\)/,
+      new RegExp(
+        /maxCapacity must be a whole number of at least minCapacity \(3\), got 2[\s\S]*/.source +
+          /initialInstanceCount \(1\) must lie between minCapacity \(3\) and maxCapacity \(2\)/.source,
+      ),
     );
   });
 

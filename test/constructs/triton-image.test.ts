@@ -36,7 +36,10 @@ describe('TritonImage.fromSageMakerDlc', () => {
       inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_3_1,
     });
     Annotations.fromStack(pinned).hasNoWarning('/P/Mme', Match.stringLikeRegexp('is newer than'));
-    Annotations.fromStack(endpointWith(TritonImage.fromSageMakerDlc('24.09')).stack).hasNoWarning('/S/Mme', Match.stringLikeRegexp('is newer than'));
+    Annotations.fromStack(endpointWith(TritonImage.fromSageMakerDlc('24.09')).stack).hasNoWarning(
+      '/S/Mme',
+      Match.stringLikeRegexp('is newer than'),
+    );
   });
 
   it('rejects a version that is not YY.MM', () => {
@@ -63,7 +66,10 @@ describe('TritonImage.fromAsset', () => {
 
   it('warns when the Dockerfile neither uses a Triton base nor sets the multi-models label', () => {
     const { stack } = endpointWith(TritonImage.fromAsset(join(__dirname, 'fixtures', 'image-without-mme-label')));
-    Annotations.fromStack(stack).hasWarning('/S/Mme', Match.stringLikeRegexp('LABEL com.amazonaws.sagemaker.capabilities.multi-models=true'));
+    Annotations.fromStack(stack).hasWarning(
+      '/S/Mme',
+      Match.stringLikeRegexp('LABEL com.amazonaws.sagemaker.capabilities.multi-models=true'),
+    );
   });
 
   it('fails synth for a missing directory or a directory without Dockerfile', () => {
@@ -76,7 +82,10 @@ describe('TritonImage.fromEcrRepository', () => {
   it('uses the repository URI with the tag and grants pull on that repository', () => {
     const stack = new Stack(new App(), 'S', { env: { region: 'us-west-2', account: '111122223333' } });
     const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-triton');
-    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { image: TritonImage.fromEcrRepository(repository, '24.09-custom'), initialInstanceCount: 2 });
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+      image: TritonImage.fromEcrRepository(repository, '24.09-custom'),
+      initialInstanceCount: 2,
+    });
     expect(endpoint.tritonVersion).toBe('24.09');
     expect(JSON.stringify(imageOf(stack))).toContain('.dkr.ecr.us-west-2.');
     expect(JSON.stringify(imageOf(stack))).toContain('/my-triton:24.09-custom');
@@ -105,7 +114,9 @@ describe('TritonImage.fromAsset build args', () => {
   const TRITON_IMAGE = join(__dirname, '..', '..', 'triton-image');
 
   it('checks drivers against buildArgs.TRITON_VERSION, not the Dockerfile default', () => {
-    const { stack, endpoint } = endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { TRITON_VERSION: '25.04', BASE_DIGEST: '' } }));
+    const { stack, endpoint } = endpointWith(
+      TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { TRITON_VERSION: '25.04', BASE_DIGEST: '' } }),
+    );
     expect(endpoint.tritonVersion).toBe('25.04');
     Annotations.fromStack(stack).hasWarning('/S/Mme', Match.stringLikeRegexp('^Triton 25.04 is newer than 24.09'));
   });
@@ -123,7 +134,11 @@ describe('TritonImage.fromAsset build args', () => {
 
   it('fails synth when the build args name two releases, or a release that is not YY.MM', () => {
     expect(() =>
-      endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { BASE_IMAGE: 'nvcr.io/nvidia/tritonserver:24.08-py3', TRITON_VERSION: '24.09' } })),
+      endpointWith(
+        TritonImage.fromAsset(TRITON_IMAGE, {
+          buildArgs: { BASE_IMAGE: 'nvcr.io/nvidia/tritonserver:24.08-py3', TRITON_VERSION: '24.09' },
+        }),
+      ),
     ).toThrow(/BASE_IMAGE is Triton 24.08 but buildArgs.TRITON_VERSION is 24.09/);
     expect(() => endpointWith(TritonImage.fromAsset(TRITON_IMAGE, { buildArgs: { TRITON_VERSION: 'latest' } }))).toThrow(
       /buildArgs.TRITON_VERSION 'latest' is not of the form YY.MM/,
@@ -135,10 +150,15 @@ describe('TritonImage.fromAsset build args', () => {
     try {
       writeFileSync(
         join(dir, 'Dockerfile'),
-        `ARG TRITON_VERSION=24.09\nARG BASE_DIGEST=sha256:${'b'.repeat(64)}\nFROM nvcr.io/nvidia/tritonserver:\${TRITON_VERSION}-py3@\${BASE_DIGEST}\n`,
+        `ARG TRITON_VERSION=24.09\nARG BASE_DIGEST=sha256:${'b'.repeat(64)}\n` +
+          `FROM nvcr.io/nvidia/tritonserver:\${TRITON_VERSION}-py3@\${BASE_DIGEST}\n`,
       );
-      expect(() => endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08' } }))).toThrow(/also set buildArgs.BASE_DIGEST/);
-      expect(endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08', BASE_DIGEST: '' } })).endpoint.tritonVersion).toBe('24.08');
+      expect(() => endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08' } }))).toThrow(
+        /also set buildArgs.BASE_DIGEST/,
+      );
+      expect(
+        endpointWith(TritonImage.fromAsset(dir, { buildArgs: { TRITON_VERSION: '24.08', BASE_DIGEST: '' } })).endpoint.tritonVersion,
+      ).toBe('24.08');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -18,11 +18,13 @@ describe('TritonMmeStack without model repositories', () => {
 
   it('acknowledges only the wildcards the constructs explain, at the policy or function that has them, with reasons', () => {
     expect(outcome.acknowledged.map((a) => `${a.paths.join()} ${a.rule}`).sort()).toEqual([
-      'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider ' +
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM5[Resource::*]',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::*]',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/models/*]',
-      'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]',
+      'TritonMme/Endpoint/ExecutionPolicy ' +
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*]',
     ]);
     for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
   });

@@ -459,7 +459,10 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
           volumeEncryptionKey: new kms.Key(stack, 'K'),
         }),
     ).toThrow(
-      /volumeSize is not allowed: ml.g4dn.2xlarge has a 225 GB local NVMe instance store[\s\S]*volumeEncryptionKey is not allowed: .*rejects KmsKeyId[\s\S]*modelBucketEncryptionKey/,
+      new RegExp(
+        /volumeSize is not allowed: ml.g4dn.2xlarge has a 225 GB local NVMe instance store[\s\S]*/.source +
+          /volumeEncryptionKey is not allowed: .*rejects KmsKeyId[\s\S]*modelBucketEncryptionKey/.source,
+      ),
     );
   });
 
@@ -473,7 +476,10 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
     expect(() =>
       stackWith({ containerStartupHealthCheckTimeout: Duration.seconds(30), modelDataDownloadTimeout: Duration.hours(2) }),
     ).toThrow(
-      /containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*modelDataDownloadTimeout .* got 2 hours/,
+      new RegExp(
+        /containerStartupHealthCheckTimeout must be a whole number of seconds from 60 to 3600, got 30 seconds[\s\S]*/.source +
+          /modelDataDownloadTimeout .* got 2 hours/.source,
+      ),
     );
   });
 
@@ -503,7 +509,10 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
         },
       }),
     ).toThrow(
-      /threadCount must be a positive integer[\s\S]*logVerbose must be an integer of 0 or more[\s\S]*at least 1 MiB[\s\S]*0 < f ≤ 1, got 1.5[\s\S]*metricsPort must be a TCP port/,
+      new RegExp(
+        /threadCount must be a positive integer[\s\S]*logVerbose must be an integer of 0 or more[\s\S]*/.source +
+          /at least 1 MiB[\s\S]*0 < f ≤ 1, got 1.5[\s\S]*metricsPort must be a TCP port/.source,
+      ),
     );
   });
 

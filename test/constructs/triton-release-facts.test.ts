@@ -36,7 +36,10 @@ describe('facts by Triton release', () => {
 
   it('refuses inferenceType generate on an image whose serve does not read it (before 25.03)', () => {
     expect(() => synth({ environment: { inferenceType: TritonInferenceType.GENERATE } })).toThrow(
-      /environment sets SAGEMAKER_TRITON_INFERENCE_TYPE, which Triton's SageMaker serve script reads from release 25.03 on; the image is 24.09/,
+      new RegExp(
+        /environment sets SAGEMAKER_TRITON_INFERENCE_TYPE, which Triton's /.source +
+          /SageMaker serve script reads from release 25.03 on; the image is 24.09/.source,
+      ),
     );
     const stack = synth({
       environment: { inferenceType: TritonInferenceType.GENERATE },
@@ -102,7 +105,10 @@ describe('advice for an endpoint in private subnets', () => {
     new TritonMultiModelEndpoint(stack, 'Mme', { vpc, initialInstanceCount: 2 });
     const [found] = warning(stack);
     expect(found!.entry.data).toMatch(
-      /private subnets .* Missing \(an imported VPC cannot be checked.*\): an S3 gateway endpoint .*, an ecr.api interface endpoint .*, an ecr.dkr .*, a logs .*, a monitoring .* — or a NAT gateway/,
+      new RegExp(
+        /private subnets .* Missing \(an imported VPC cannot be checked.*\): an S3 gateway endpoint .*/.source +
+          /, an ecr.api interface endpoint .*, an ecr.dkr .*, a logs .*, a monitoring .* — or a NAT gateway/.source,
+      ),
     );
   });
 
@@ -117,7 +123,10 @@ describe('advice for an endpoint in private subnets', () => {
     vpc.addInterfaceEndpoint('EcrApi', { service: ec2.InterfaceVpcEndpointAwsService.ECR });
     const [found] = warning(stack);
     expect(found!.entry.data).toMatch(
-      /isolated subnets \(no NAT\).*Missing: an ecr.dkr interface endpoint .*, a logs .*, a monitoring .*\. \[ack: mme-deploy:vpc-egress\]$/,
+      new RegExp(
+        /isolated subnets \(no NAT\).*Missing: an ecr.dkr interface endpoint .*/.source +
+          /, a logs .*, a monitoring .*\. \[ack: mme-deploy:vpc-egress\]$/.source,
+      ),
     );
     expect(found!.entry.data).not.toMatch(/S3 gateway|ecr.api|NAT gateway for all/);
 

@@ -2,7 +2,19 @@
 // as Triton's SageMaker front-end would, so each test checks paths, headers, bodies and the files left on disk.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -86,9 +98,12 @@ async function reported(io: CliIo, run: () => Promise<number>): Promise<number> 
     return reportFailure(err, io, false);
   }
 }
-const runLocalLoad = (archive: string, options: local.LocalLoadOptions, io: CliIo) => reported(io, () => local.runLocalLoad(archive, options, io));
-const runLocalInvoke = (target: string, options: local.LocalInvokeOptions, io: CliIo) => reported(io, () => local.runLocalInvoke(target, options, io));
-const runLocalUnload = (target: string, options: local.LocalConnectionOptions, io: CliIo) => reported(io, () => local.runLocalUnload(target, options, io));
+const runLocalLoad = (archive: string, options: local.LocalLoadOptions, io: CliIo) =>
+  reported(io, () => local.runLocalLoad(archive, options, io));
+const runLocalInvoke = (target: string, options: local.LocalInvokeOptions, io: CliIo) =>
+  reported(io, () => local.runLocalInvoke(target, options, io));
+const runLocalUnload = (target: string, options: local.LocalConnectionOptions, io: CliIo) =>
+  reported(io, () => local.runLocalUnload(target, options, io));
 const runLocalList = (options: local.LocalConnectionOptions, io: CliIo) => reported(io, () => local.runLocalList(options, io));
 
 interface CapturedIo extends CliIo {
@@ -282,7 +297,10 @@ describe('mme-deploy local load', () => {
     [
       507,
       json(507, { error: 'failed to load: CUDA out of memory' }),
-      /Out of GPU memory loading sentiment\.tar\.gz \(HTTP 507: failed to load: CUDA out of memory\).*SageMaker the endpoint would now unload the least recently used models/,
+      new RegExp(
+        /Out of GPU memory loading sentiment\.tar\.gz \(HTTP 507: failed to load: CUDA out of memory\).*/.source +
+          /SageMaker the endpoint would now unload the least recently used models/.source,
+      ),
     ],
     [
       400,
@@ -327,7 +345,9 @@ describe('mme-deploy local load', () => {
     await container.stop();
     const io = captureIo(work);
     expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(2);
-    expect(io.err()).toMatch(/No container answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*docker run --gpus all -p 127\.0\.0\.1:8080:8080/);
+    expect(io.err()).toMatch(
+      /No container answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*docker run --gpus all -p 127\.0\.0\.1:8080:8080/,
+    );
     expect(existsSync(join(work, 'models'))).toBe(false);
     container = new FakeContainer();
     await container.start();
@@ -388,7 +408,9 @@ describe('mme-deploy local invoke', () => {
     });
     const io = captureIo(work);
     expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=fine'], binary: true, json: true }), io)).toBe(0);
-    expect(String(container.requests[0]!.headers['content-type'])).toMatch(/^application\/vnd\.sagemaker-triton\.binary\+json;json-header-size=\d+$/);
+    expect(String(container.requests[0]!.headers['content-type'])).toMatch(
+      /^application\/vnd\.sagemaker-triton\.binary\+json;json-header-size=\d+$/,
+    );
     expect(JSON.parse(io.out()).outputs[0]).toMatchObject({ name: 'probabilities', datatype: 'FP32', shape: [1, 2], data: [0.5, 0.5] });
   });
 
@@ -403,14 +425,27 @@ describe('mme-deploy local invoke', () => {
   });
 
   const failures: Array<[number, Reply, RegExp]> = [
-    [404, { status: 404 }, /sentiment\.tar\.gz is not loaded in the container \(HTTP 404\)\. Load it first: `mme-deploy local load <archive\.tar\.gz> --name sentiment\.tar\.gz`/],
+    [
+      404,
+      { status: 404 },
+      new RegExp(
+        /sentiment\.tar\.gz is not loaded in the container \(HTTP 404\)\. /.source +
+          /Load it first: `mme-deploy local load <archive\.tar\.gz> --name sentiment\.tar\.gz`/.source,
+      ),
+    ],
     [507, json(507, { error: 'CUDA_OUT_OF_MEMORY' }), /Out of GPU memory running sentiment\.tar\.gz \(HTTP 507: CUDA_OUT_OF_MEMORY\)/],
-    [400, json(400, { error: "unexpected shape for input 'text' for model 'sentiment.tar.gz'" }), /Triton refused to invoke sentiment\.tar\.gz \(HTTP 400\): unexpected shape for input 'text'/],
+    [
+      400,
+      json(400, { error: "unexpected shape for input 'text' for model 'sentiment.tar.gz'" }),
+      /Triton refused to invoke sentiment\.tar\.gz \(HTTP 400\): unexpected shape for input 'text'/,
+    ],
   ];
   it.each(failures)('maps HTTP %d to its message', async (_status, reply, message) => {
     container.on('POST', /\/invoke$/, reply);
     const io = captureIo(work);
-    expect(await runLocalInvoke('sentiment.tar.gz', base({ body: undefined, input: ['text=["x"]'], shape: '1,1', datatype: 'BYTES' }), io)).toBe(1);
+    expect(
+      await runLocalInvoke('sentiment.tar.gz', base({ body: undefined, input: ['text=["x"]'], shape: '1,1', datatype: 'BYTES' }), io),
+    ).toBe(1);
     expect(io.err()).toMatch(message);
   });
 
@@ -501,7 +536,12 @@ describe('mme-deploy local list', () => {
 describe('mme-deploy local load applies the MME archive rules to what it extracted', () => {
   it('refuses an archive whose loaded model SageMaker would pick by readdir order, sending and installing nothing', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const archive = makeArchive('two.tar.gz', { 'a/config.pbtxt': CLASSIFIER_CONFIG, 'a/1/': '', 'b/config.pbtxt': CLASSIFIER_CONFIG, 'b/1/': '' });
+    const archive = makeArchive('two.tar.gz', {
+      'a/config.pbtxt': CLASSIFIER_CONFIG,
+      'a/1/': '',
+      'b/config.pbtxt': CLASSIFIER_CONFIG,
+      'b/1/': '',
+    });
     const io = captureIo(work);
     expect(await runLocalLoad(archive, base(), io)).toBe(1);
     expect(io.err()).toMatch(/two\.tar\.gz: \.: error \[mme-no-ensemble\] The archive holds 2 model directories \(a, b\) and no ensemble/);
@@ -615,7 +655,11 @@ describe('mme-deploy local load compares this machine with the target instance',
     const io = withEnv(captureIo(work), stubTools('NVIDIA A10G, 550.54.15, 24576, 8.6'));
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).toMatch(
-      /warning \[tensorrt-plan-gpu\] This machine's NVIDIA A10G has compute capability 8\.6, the target ml\.g4dn\.xlarge \(NVIDIA T4, compute capability 7\.5\)[\s\S]*'resnet'[\s\S]*TensorRT 10\.4\.0\.26 \(Triton 24\.09's\)/,
+      new RegExp(
+        /warning \[tensorrt-plan-gpu\] This machine's NVIDIA A10G has compute capability 8\.6, the target /.source +
+          /ml\.g4dn\.xlarge \(NVIDIA T4, compute capability 7\.5\)[\s\S]*'resnet'[\s\S]*/.source +
+          /TensorRT 10\.4\.0\.26 \(Triton 24\.09's\)/.source,
+      ),
     );
     expect(io.err()).toContain('warning [gpu-memory-larger]');
     expect(container.requests.some((r) => r.method === 'POST')).toBe(true);
@@ -628,14 +672,21 @@ describe('mme-deploy local load compares this machine with the target instance',
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).not.toContain('tensorrt-plan-gpu');
     expect(io.err()).not.toContain('gpu-memory-larger');
-    expect(io.err()).toMatch(/note \[target-forward-compatibility\] Driver 560\.35\.03 runs Triton 24\.09's CUDA 12\.6\.1 natively here[\s\S]*driver 470/);
+    expect(io.err()).toMatch(
+      /note \[target-forward-compatibility\] Driver 560\.35\.03 runs Triton 24\.09's CUDA 12\.6\.1 natively here[\s\S]*driver 470/,
+    );
   });
 
   it('warns when the target driver cannot run the container\'s Triton release', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
     const io = withEnv(captureIo(work), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
     expect(await runLocalLoad(sentimentArchive(), base({ inferenceAmiVersion: 'al2-ami-sagemaker-inference-gpu-3-1' }), io)).toBe(0);
-    expect(io.err()).toMatch(/warning \[target-driver\] Triton 24\.09 \(CUDA 12\.6\.1\) needs driver 560\.35\.03[\s\S]*driver 550 \(al2-ami-sagemaker-inference-gpu-3-1\)/);
+    expect(io.err()).toMatch(
+      new RegExp(
+        /warning \[target-driver\] Triton 24\.09 \(CUDA 12\.6\.1\) needs driver 560\.35\.03[\s\S]*/.source +
+          /driver 550 \(al2-ami-sagemaker-inference-gpu-3-1\)/.source,
+      ),
+    );
   });
 
   it('warns when the local container has a larger /dev/shm than an endpoint gets, and uses its Triton release', async () => {
@@ -656,7 +707,11 @@ describe('mme-deploy local load compares this machine with the target instance',
 
   it('warns that --ipc=host shares the host\'s /dev/shm', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const env = stubTools('Tesla T4, 560.35.03, 15360, 7.5', { Id: 'abc', HostConfig: { ShmSize: 67108864, IpcMode: 'host' }, Config: { Env: [] } });
+    const env = stubTools('Tesla T4, 560.35.03, 15360, 7.5', {
+      Id: 'abc',
+      HostConfig: { ShmSize: 67108864, IpcMode: 'host' },
+      Config: { Env: [] },
+    });
     const io = withEnv(captureIo(work), env);
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(0);
     expect(io.err()).toContain("warning [shm-ipc-host] The local container abc shares the host's /dev/shm (--ipc=host)");

@@ -6,7 +6,15 @@ import { CliIo } from '../../lib/cli/io';
 function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
-  return { stdout: (t) => (out += t), stderr: (t) => (err += t), isTTY: false, env: {}, cwd: process.cwd(), out: () => out, err: () => err };
+  return {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    isTTY: false,
+    env: {},
+    cwd: process.cwd(),
+    out: () => out,
+    err: () => err,
+  };
 }
 
 describe('mme-deploy local (command grammar)', () => {

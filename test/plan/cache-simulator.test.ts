@@ -149,13 +149,16 @@ describe('cache simulator', () => {
 
   it('never hits less with more room, for equal sizes and instant loads (LRU is a stack algorithm)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 15 }), { minLength: 1, maxLength: 400 }), fc.integer({ min: 1, max: 15 }), (picks, k) => {
-        const trace = { models: Int32Array.from(picks), times: Float64Array.from(picks, (_, i) => i) };
-        const instant = { coldFromS3Seconds: new Float64Array(16), coldFromDiskSeconds: new Float64Array(16) };
-        const hits = (capacity: number) =>
-          simulateCache({ ...equalModels(16, { trace, gpuCapacityMiB: capacity }), ...instant }).hits;
-        expect(hits(k + 1)).toBeGreaterThanOrEqual(hits(k));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 15 }), { minLength: 1, maxLength: 400 }),
+        fc.integer({ min: 1, max: 15 }),
+        (picks, k) => {
+          const trace = { models: Int32Array.from(picks), times: Float64Array.from(picks, (_, i) => i) };
+          const instant = { coldFromS3Seconds: new Float64Array(16), coldFromDiskSeconds: new Float64Array(16) };
+          const hits = (capacity: number) => simulateCache({ ...equalModels(16, { trace, gpuCapacityMiB: capacity }), ...instant }).hits;
+          expect(hits(k + 1)).toBeGreaterThanOrEqual(hits(k));
+        },
+      ),
     );
   });
 });

@@ -141,7 +141,23 @@ describe('mme-deploy plan', () => {
   });
 
   it('prints the same report for the same --seed', async () => {
-    const args = [tfDali, trtPython, '--traffic', 'zipf:1', '--rps', '500', '--memory', 'model_tf_dali.tar.gz=9', '--memory', 'model_trt_python.tar.gz=9', '--instances', '2', '--requests', '50000', '--json'];
+    const args = [
+      tfDali,
+      trtPython,
+      '--traffic',
+      'zipf:1',
+      '--rps',
+      '500',
+      '--memory',
+      'model_tf_dali.tar.gz=9',
+      '--memory',
+      'model_trt_python.tar.gz=9',
+      '--instances',
+      '2',
+      '--requests',
+      '50000',
+      '--json',
+    ];
     const first = await run([...args, '--seed', '7']);
     const second = await run([...args, '--seed', '7']);
     const other = await run([...args, '--seed', '8']);
@@ -164,7 +180,13 @@ describe('mme-deploy plan', () => {
     const missing = await run(['nowhere.tar.gz']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read .*nowhere\.tar\.gz: no such file or directory/);
-    for (const [flag, value] of [['--instances', '0'], ['--rps', 'fast'], ['--memory', 'model_tf_dali.tar.gz'], ['--traffic', 'zipf:x'], ['--cold-start', 'download=0']]) {
+    for (const [flag, value] of [
+      ['--instances', '0'],
+      ['--rps', 'fast'],
+      ['--memory', 'model_tf_dali.tar.gz'],
+      ['--traffic', 'zipf:x'],
+      ['--cold-start', 'download=0'],
+    ]) {
       const result = await run([tfDali, flag!, value!]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(flag!);

@@ -42,14 +42,19 @@ describe('readBundle on an archive', () => {
   });
 
   it('refuses a config.pbtxt larger than 4 MiB without reading it', async () => {
-    const path = archive('big.tar.gz', gzipOf(Buffer.concat([rawHeader({ name: 'm/config.pbtxt', size: 3 * 2 ** 30 }), Buffer.alloc(512)])));
+    const path = archive(
+      'big.tar.gz',
+      gzipOf(Buffer.concat([rawHeader({ name: 'm/config.pbtxt', size: 3 * 2 ** 30 }), Buffer.alloc(512)])),
+    );
     const { bundle, diagnostics } = await readBundle(path);
     expect(bundle).toBeUndefined();
     expect(diagnostics).toEqual([
       expect.objectContaining({
         severity: 'error',
         code: 'plan-unreadable-archive',
-        message: expect.stringContaining('m/config.pbtxt in the archive is 3221225472 bytes; a model configuration is at most 4194304 bytes'),
+        message: expect.stringContaining(
+          'm/config.pbtxt in the archive is 3221225472 bytes; a model configuration is at most 4194304 bytes',
+        ),
       }),
     ]);
   });
@@ -57,7 +62,10 @@ describe('readBundle on an archive', () => {
   it('reports a damaged archive with the reader\'s message and a missing one as unreadable input', async () => {
     const cut = gzipOf(tarOf(fileMember('m/config.pbtxt', 'name: "m"\n')));
     const damaged = await readBundle(archive('cut.tar.gz', cut.subarray(0, cut.length - 3)));
-    expect(damaged.diagnostics[0]).toMatchObject({ code: 'plan-unreadable-archive', message: expect.stringContaining('gzip stream: it is cut short') });
+    expect(damaged.diagnostics[0]).toMatchObject({
+      code: 'plan-unreadable-archive',
+      message: expect.stringContaining('gzip stream: it is cut short'),
+    });
     const missing = await readBundle(join(dir.path, 'missing.tar.gz'));
     expect(missing.diagnostics[0]).toMatchObject({ code: 'plan-unreadable-input' });
   });

@@ -83,6 +83,8 @@ describe('push --versioned (s3rver)', () => {
     const where = { s3: location.s3, endpointUrl: location.endpointUrl };
     expect(await runPush('adder', { ...where, versioned: true }, io)).toBe(0);
     expect(await runPush('adder', { ...where, versioned: true }, io)).toBe(0);
-    expect(out).toMatch(/adder-[0-9a-f]{12}\.tar\.gz is already at s3:\/\/models\/versioned\/adder-.* \(same content\); nothing was uploaded/);
+    expect(out).toMatch(
+      /adder-[0-9a-f]{12}\.tar\.gz is already at s3:\/\/models\/versioned\/adder-.* \(same content\); nothing was uploaded/,
+    );
   });
 });

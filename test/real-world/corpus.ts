@@ -132,7 +132,9 @@ export function loadCorpus(): Corpus {
   const pythonModels = JSON.parse(readFileSync(join(CORPUS_DIR, 'python-models.json'), 'utf8')) as PythonModels;
   const standIns = (id: string) => {
     const placed = Object.entries(pythonModels.placed[id] ?? {});
-    return placed.length === 0 ? {} : { standIns: Object.fromEntries(placed.map(([path, key]) => [path, pythonStandIn(key, pythonModels.models[key]!)])) };
+    return placed.length === 0
+      ? {}
+      : { standIns: Object.fromEntries(placed.map(([path, key]) => [path, pythonStandIn(key, pythonModels.models[key]!)])) };
   };
   return { ...corpus, pythonModels, cases: corpus.cases.map((c) => ({ ...c, ...standIns(c.id) })), mistakes: corpus.mistakes ?? [] };
 }
@@ -172,8 +174,9 @@ export function pythonStandIn(origin: string, spec: PythonModelSpec): string {
     if (!name) throw new Error(`${origin}: unreadable method ${JSON.stringify(method)}`);
     if (i > 0) out.push('');
     out.push(...decorators.trim().split(' ').filter(Boolean).map((d) => `    ${d}`), `    ${async}def ${name}(${params}):`);
-    if (name === 'auto_complete_config' && auto) out.push(...autoCompleteBody(auto, params.split(',')[decorators.includes('@classmethod') ? 1 : 0]!));
-    else out.push('        pass');
+    if (name === 'auto_complete_config' && auto) {
+      out.push(...autoCompleteBody(auto, params.split(',')[decorators.includes('@classmethod') ? 1 : 0]!));
+    } else out.push('        pass');
   }
   if (spec.methods.length === 0) out.push('    pass');
   return `${out.join('\n')}\n`;
@@ -184,7 +187,9 @@ function autoCompleteBody(auto: RecordedAutoComplete, param: string): string[] {
   const then = auto.then;
   return [
     ...(auto.readsConfig ? ['        # It reads the config it is given: these are the calls it made for one that declares nothing.'] : []),
-    ...(auto.withEmptyModules ? [`        # Recorded with empty modules for ${auto.withEmptyModules.join(', ')}, not installed where it ran.`] : []),
+    ...(auto.withEmptyModules
+      ? [`        # Recorded with empty modules for ${auto.withEmptyModules.join(', ')}, not installed where it ran.`]
+      : []),
     ...auto.calls.map(([method, ...args]) => `        ${config}.${method}(${args.map(pyLiteral).join(', ')})`),
     then === 'return config'
       ? `        return ${config}`

@@ -95,7 +95,11 @@ function build(c, python) {
       const nb = JSON.parse(git(source.repo, ['show', `${commit}:${a}`]));
       const cell = nb.cells.find((c) => c.cell_type === 'code' && [].concat(c.source).join('').startsWith(`%%writefile ${b}\n`));
       if (!cell) throw new Error(`${c.id}: no %%writefile ${b} cell in ${a}`);
-      write(d, [].concat(cell.source).join('').slice(`%%writefile ${b}\n`.length).replace(/\n?$/, '\n'), `${upstream(a)} (%%writefile ${b})`);
+      write(
+        d,
+        [].concat(cell.source).join('').slice(`%%writefile ${b}\n`.length).replace(/\n?$/, '\n'),
+        `${upstream(a)} (%%writefile ${b})`,
+      );
     } else if (op === 'append') {
       writeFileSync(join(root, a), readFileSync(join(root, a), 'utf8') + b);
     } else if (op === 'sub') {
@@ -113,7 +117,9 @@ function build(c, python) {
 function record(stubDir, files) {
   const python = process.env.MME_DEPLOY_PYTHON ?? 'python3';
   const input = JSON.stringify(files.map((file) => ({ file })));
-  const records = JSON.parse(execFileSync(python, ['-B', join(HERE, 'record_python_model.py'), stubDir], { input, encoding: 'utf8', maxBuffer: 1 << 26 }));
+  const records = JSON.parse(
+    execFileSync(python, ['-B', join(HERE, 'record_python_model.py'), stubDir], { input, encoding: 'utf8', maxBuffer: 1 << 26 }),
+  );
   const failed = records.filter((r) => r.error);
   if (failed.length > 0) throw new Error(`could not record:\n${failed.map((r) => `  ${r.error}`).join('\n')}`);
   return records;
@@ -155,10 +161,15 @@ function recordPythonModels(jobs, built) {
     for (const [i, job] of jobs.entries()) {
       const where = `${job.case}/${job.to} (${job.origin})`;
       if (comparable(standIns[i]) !== comparable(upstream[i])) {
-        throw new Error(`the stand-in for ${where} does not behave as the upstream file:\n  upstream ${comparable(upstream[i])}\n  stand-in ${comparable(standIns[i])}`);
+        throw new Error(
+          `the stand-in for ${where} does not behave as the upstream file:\n` +
+            `  upstream ${comparable(upstream[i])}\n  stand-in ${comparable(standIns[i])}`,
+        );
       }
       const standInFacts = textFacts(pythonSourceFacts, readFileSync(job.file, 'utf8'));
-      if (standInFacts !== facts[i]) throw new Error(`the stand-in for ${where} reads differently as text: ${standInFacts}, upstream ${facts[i]}`);
+      if (standInFacts !== facts[i]) {
+        throw new Error(`the stand-in for ${where} reads differently as text: ${standInFacts}, upstream ${facts[i]}`);
+      }
     }
     let previous = { models: {}, placed: {} };
     try {
@@ -172,7 +183,9 @@ function recordPythonModels(jobs, built) {
     const all = { ...previous.models, ...models };
     const sorted = (o) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
     writeFileSync(PYTHON_MODELS, `${JSON.stringify({
-      about: 'Written by import.js from record_python_model.py: what the corpus\'s python models are, for the stand-ins corpus.ts writes in their place. Do not edit: rerun import.js.',
+      about:
+        "Written by import.js from record_python_model.py: what the corpus's python models are, " +
+        'for the stand-ins corpus.ts writes in their place. Do not edit: rerun import.js.',
       models: sorted(Object.fromEntries(Object.entries(all).filter(([key]) => used.has(key)))),
       placed: sorted(Object.fromEntries(Object.entries(placed).map(([id, p]) => [id, sorted(p)]))),
     }, null, 1)}\n`);

@@ -76,7 +76,9 @@ describe('scripts/pin-base-image.sh', () => {
       docker: [
         'if [[ "$1 $2" == "buildx version" ]]; then echo "github.com/docker/buildx v0.17.1"; exit 0; fi',
         'if [[ "$1 $2 $3 $4" == "buildx imagetools inspect nvcr.io/nvidia/tritonserver:24.09-py3" ]]; then',
-        `  printf 'Name:      nvcr.io/nvidia/tritonserver:24.09-py3\\nMediaType: application/vnd.docker.distribution.manifest.list.v2+json\\nDigest:    ${DIGEST}\\n\\nManifests:\\n  Name: x@sha256:${'cd'.repeat(32)}\\n'`,
+        `  printf 'Name:      nvcr.io/nvidia/tritonserver:24.09-py3\\nMediaType: ` +
+          `application/vnd.docker.distribution.manifest.list.v2+json\\nDigest:    ${DIGEST}\\n\\nManifests:\\n  Name: ` +
+          `x@sha256:${'cd'.repeat(32)}\\n'`,
         '  exit 0',
         'fi',
         'exit 3',
@@ -148,7 +150,10 @@ describe('scripts/lock-image-requirements.sh', () => {
     const { root, bin } = sandbox({ python3: PIP_STUB });
     const requirements = join(root, 'requirements.txt');
     const old = 'f'.repeat(64);
-    writeFileSync(requirements, `# header\n\n# numpy-1.26.4-cp310-x.whl\nnumpy==1.26.4 \\\n    --hash=sha256:${old}\n# note\ntokenizers==0.20.3\n`);
+    writeFileSync(
+      requirements,
+      `# header\n\n# numpy-1.26.4-cp310-x.whl\nnumpy==1.26.4 \\\n    --hash=sha256:${old}\n# note\ntokenizers==0.20.3\n`,
+    );
     const result = run(LOCK, ['3.12', '--requirements', requirements], bin);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);

@@ -102,7 +102,9 @@ describe('triton-image/Dockerfile', () => {
     const copy = dockerfile.find((i) => i.keyword === 'COPY' && i.args.startsWith('requirements.txt '));
     expect(copy).toBeDefined();
     const target = copy!.args.split(/\s+/)[1]!;
-    const install = dockerfile.find((i) => i.keyword === 'RUN' && i.args.includes('python3 -m pip install') && i.args.includes(`-r ${target}`));
+    const install = dockerfile.find(
+      (i) => i.keyword === 'RUN' && i.args.includes('python3 -m pip install') && i.args.includes(`-r ${target}`),
+    );
     expect(install).toBeDefined();
     for (const flag of ['--require-hashes', '--only-binary=:all:', '--no-deps']) expect(install!.args).toContain(flag);
   });

@@ -2,7 +2,18 @@
 // own: the stub records the argv and environment it was exec'd with, so each test reads what Triton would have got.
 
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
@@ -82,7 +93,8 @@ printf '%s' "$$" > "${records}/pid"
   if (shmKib !== null) {
     writeStub(
       join(bin, 'df'),
-      `#!${bash}\nprintf 'Filesystem     1024-blocks  Used Available Capacity Mounted on\\nshm %s 0 %s 0%% %s\\n' ${shmKib} ${shmKib} "\${@: -1}"\n`,
+      `#!${bash}\nprintf 'Filesystem     1024-blocks  Used Available Capacity ` +
+        `Mounted on\\nshm %s 0 %s 0%% %s\\n' ${shmKib} ${shmKib} "\${@: -1}"\n`,
     );
   }
   if (options.gpus !== undefined) {
@@ -241,7 +253,9 @@ describe('serve maps each environment variable to its tritonserver flag', () => 
   });
 
   it('passes every word of every line of SAGEMAKER_TRITON_ADDITIONAL_ARGS', () => {
-    const argv = runMme({ SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--exit-timeout-secs=30\n--load-model=a\t--load-model=b\n\n  --strict-readiness=false\n' }).argv ?? [];
+    const argv =
+      runMme({ SAGEMAKER_TRITON_ADDITIONAL_ARGS: '--exit-timeout-secs=30\n--load-model=a\t--load-model=b\n\n  --strict-readiness=false\n' })
+        .argv ?? [];
     expect(argv.slice(-4)).toEqual(['--exit-timeout-secs=30', '--load-model=a', '--load-model=b', '--strict-readiness=false']);
   });
 
@@ -381,7 +395,10 @@ describe('serve refuses to start on a misconfiguration', () => {
         SAGEMAKER_TRITON_GRPC_PORT: '9100',
         SAGEMAKER_TRITON_METRICS_PORT: '9100',
       },
-      message: /cannot listen to GRPC requests and metrics requests at the same address and port 0\.0\.0\.0:9100[\s\S]*SAGEMAKER_TRITON_METRICS_PORT/,
+      message: new RegExp(
+        /cannot listen to GRPC requests and metrics requests at the same address and port 0\.0\.0\.0:9100[\s\S]*/.source +
+          /SAGEMAKER_TRITON_METRICS_PORT/.source,
+      ),
     },
     {
       title: 'gRPC on the SageMaker port',
