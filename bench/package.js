@@ -10,7 +10,7 @@ const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { fillFp16, fillRandom, mib, writeLarge } = require('./weight-files');
+const { fillFp16, fillRandom, mib, ONNX, writeLarge, writeOnnxModel } = require('./weight-files');
 
 const ROOT = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
@@ -155,7 +155,13 @@ function generateRepository(repo, totalMib) {
   const remaining = totalMib - Math.ceil(fs.statSync(path.join(repo, 'preprocess/1/tokenizer/vocab.txt')).size / (1 << 20));
   const randomMib = Math.round(remaining * 0.7);
   const fp16Mib = remaining - randomMib;
-  writeLarge(path.join(repo, 'encoder/1/model.onnx'), Math.round(randomMib * 0.6), fillRandom);
+  // A valid ONNX model (the validator reads its interface) around incompressible weights; batch dimension first.
+  writeOnnxModel(path.join(repo, 'encoder/1/model.onnx'), {
+    inputs: [['INPUT_IDS', ONNX.INT64, ['batch', 128]]],
+    outputs: [['HIDDEN', ONNX.FLOAT16, ['batch', 128, 768]]],
+    weightsMib: Math.round(randomMib * 0.6),
+    fill: fillRandom,
+  });
   writeLarge(path.join(repo, 'classifier/1/model.plan'), randomMib - Math.round(randomMib * 0.6), fillRandom);
   writeLarge(path.join(repo, 'decoder/1/model.pt'), Math.round(fp16Mib * 0.7), fillFp16);
   writeLarge(path.join(repo, 'encoder/1/embeddings.bin'), fp16Mib - Math.round(fp16Mib * 0.7), fillFp16);

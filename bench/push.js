@@ -10,7 +10,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { fillFp16, fillRandom, mib, writeLarge } = require('./weight-files');
+const { fillFp16, fillRandom, mib, ONNX, writeLarge, writeOnnxModel } = require('./weight-files');
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist/bin/mme-deploy.js');
@@ -155,7 +155,13 @@ function generateRepository(repo, totalMib) {
       'output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 2 ] } ]\n',
   );
   const randomMib = Math.round(totalMib * 0.7);
-  writeLarge(path.join(repo, 'encoder/1/model.onnx'), randomMib, fillRandom);
+  // A valid ONNX model (the validator reads its interface) around incompressible weights; batch dimension first.
+  writeOnnxModel(path.join(repo, 'encoder/1/model.onnx'), {
+    inputs: [['INPUT_IDS', ONNX.INT64, ['batch', 128]]],
+    outputs: [['LOGITS', ONNX.FLOAT, ['batch', 2]]],
+    weightsMib: randomMib,
+    fill: fillRandom,
+  });
   writeLarge(path.join(repo, 'encoder/1/embeddings.bin'), totalMib - randomMib, fillFp16);
 }
 

@@ -84,9 +84,15 @@ async function archiveFile(path: string, shown: string, targetModel: string): Pr
     open: () => {
       stream = createReadStream(path, { highWaterMark: 1 << 20 });
       // The bytes uploaded are read once more, as they go, for the served model's config: no second pass over a
-      // large archive. A copy the reader gives up on is drained, so it never holds the upload back.
+      // large archive. A copy the reader gives up on is drained, so it never holds the upload back. Both branches
+      // are piped here, at once: a file stream piped to one branch starts flowing, and whatever it emitted before
+      // the upload attached to it would be missing from the object.
+      const upload = new PassThrough({ highWaterMark: 1 << 20 });
       const copy = new PassThrough({ highWaterMark: 1 << 20 });
-      stream.pipe(copy);
+      const file = stream;
+      file.on('error', (err) => upload.destroy(err));
+      file.pipe(upload);
+      file.pipe(copy);
       config = readStreamedModelConfig(copy, shown).then(
         (found) => found.config,
         () => {
@@ -94,7 +100,7 @@ async function archiveFile(path: string, shown: string, targetModel: string): Pr
           return undefined;
         },
       );
-      return stream;
+      return upload;
     },
     close: () => stream?.destroy(),
     config: () => config,

@@ -160,7 +160,17 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
       ...(options.onMultipartUpload ? { onMultipartUpload: options.onMultipartUpload } : {}),
       ...context,
     });
-    if (source.versioned) await checkVersioned(source, upload.sha256, () => deleteTargetModel(s3, location, source.targetModel, context));
+    const remove = () => deleteTargetModel(s3, location, source.targetModel, context);
+    if (source.size !== undefined && upload.size !== source.size) {
+      // An object SageMaker would fail to extract is worse than none: the file changed while it was read, say.
+      await remove();
+      throw new MmeError(
+        'INVALID',
+        `${url} received ${upload.size} bytes of the archive's ${source.size}; the upload was removed again. Make sure ` +
+          'nothing writes the archive while it is pushed, and push it again.',
+      );
+    }
+    if (source.versioned) await checkVersioned(source, upload.sha256, remove);
     const config = await source.config();
     return {
       ok: true,

@@ -76,3 +76,46 @@ describe('pushTargetModel', () => {
     });
   });
 });
+
+describe('an archive file as push source', () => {
+  it('hands the upload every byte of the file, however late the upload starts reading', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { randomBytes, createHash } = await import('node:crypto');
+    const { readFileSync } = await import('node:fs');
+    const { openPushSource } = await import('../../lib/push/push-source');
+    // Several of the reader's 1 MiB chunks: the file starts flowing as soon as the source opens.
+    const archive = join(dir, 'big.tar.gz');
+    writeFileSync(archive, gzipSync(randomBytes(5 << 20), { level: 0 }));
+    const source = await openPushSource(archive, 'big.tar.gz', {});
+    if ('report' in source) throw new Error('an archive has no report');
+    const body = source.open();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the upload's client loads meanwhile
+    const hash = createHash('sha256');
+    for await (const chunk of body) hash.update(chunk as Buffer);
+    expect(hash.digest('hex')).toBe(createHash('sha256').update(readFileSync(archive)).digest('hex'));
+    await source.config();
+  });
+});
+
+describe('an archive that changes while it is pushed', () => {
+  it('is refused and its partial object removed again', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { randomBytes } = await import('node:crypto');
+    const { truncateSync } = await import('node:fs');
+    const { HeadObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
+    const archive = join(dir, 'shrinking.tar.gz');
+    writeFileSync(archive, gzipSync(randomBytes(3 << 20), { level: 0 }));
+    const pushed = pushTargetModel({
+      source: archive,
+      location,
+      // Called after the size was taken and before a byte is read: the file loses its second half.
+      onStart: () => truncateSync(archive, 1 << 20),
+    });
+    await expect(pushed).rejects.toMatchObject({ code: 'INVALID', message: expect.stringContaining('removed again') });
+    const client = new S3Client({ endpoint: s3().endpoint, forcePathStyle: true, region: 'us-east-1' });
+    await expect(client.send(new HeadObjectCommand({ Bucket: 'models', Key: 'lib/shrinking.tar.gz' }))).rejects.toMatchObject({
+      name: 'NotFound',
+    });
+    client.destroy();
+  });
+});
