@@ -4,7 +4,8 @@
 // `validate` and `--help` stay within 1.5x of bare node (bench/startup.js). Other packages stay external
 // (node_modules), so the AWS SDK, aws-cdk-lib and zod still load only inside the commands that need them, and
 // `await import()` of our own modules stays lazy (esbuild runs a bundled module's body only when it is first
-// imported). `npm run build` runs this after tsc, which writes the library (dist/lib) that programs import.
+// imported). `npm run build` runs this after tsc, which writes the library (dist/lib) that programs import and
+// leaves bin/mme-deploy.ts to this script (tsconfig.build.json excludes it).
 'use strict';
 const { buildSync } = require('esbuild');
 const { chmodSync } = require('node:fs');

@@ -37,10 +37,13 @@ function ensureBuilt(): void {
     }
   })();
   if (Math.max(...['lib', 'constructs', 'bin'].map((d) => newestSource(join(root, d)))) > built) {
+    // tsc writes the library; the CLI (dist/bin/mme-deploy.js) is scripts/bundle-cli.js's alone, so tsc never
+    // replaces it with an unbundled file that tests of the bundle would then read.
     execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
       cwd: root,
       stdio: 'pipe',
     });
+    execFileSync(process.execPath, [join(root, 'scripts', 'bundle-cli.js')], { cwd: root, stdio: 'pipe' });
   }
 }
 
