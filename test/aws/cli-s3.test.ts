@@ -6,26 +6,11 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { readTarGz } from '../../lib/archive/tar-reader';
-import { CliIo } from '../../lib/cli/io';
+import { captureIo } from '../cli/run-cli';
 import { runList } from '../../lib/cli/list';
 import { runPush } from '../../lib/cli/push';
 import { runRemove } from '../../lib/cli/remove';
 import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from './s3rver-harness';
-
-function captureIo(answer?: string): CliIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    isTTY: false,
-    env: process.env,
-    cwd: process.cwd(),
-    ...(answer !== undefined ? { prompt: async () => answer } : {}),
-    out: () => out,
-    err: () => err,
-  };
-}
 
 let s3: LocalS3;
 let dir: string;
@@ -169,7 +154,7 @@ describe('mme-deploy list and remove (s3rver)', () => {
   });
 
   it('asks before deleting and keeps the model on no', async () => {
-    const io = captureIo('n');
+    const io = captureIo({ answer: 'n' });
     expect(await runRemove('a.tar.gz', other(), io)).toBe(1);
     expect(io.err()).toBe('Not deleted.\n');
     const listing = captureIo();

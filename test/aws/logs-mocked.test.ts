@@ -5,7 +5,7 @@ import { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCo
 import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
-import { CliIo } from '../../lib/cli/io';
+import { captureIo } from '../cli/run-cli';
 import { runLogs } from '../../lib/cli/logs';
 import { runStatus } from '../../lib/cli/status';
 import { followEndpointLogEvents } from '../../lib/aws/endpoint-logs';
@@ -24,20 +24,6 @@ const cloudWatch = mockClient(CloudWatchClient);
 beforeEach(() => {
   for (const mock of [logs, sageMaker, autoScaling, cloudWatch]) mock.reset();
 });
-
-function captureIo(): CliIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    isTTY: false,
-    env: process.env,
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
 
 function awsError(name: string, status: number, message = name): Error {
   return Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status } });

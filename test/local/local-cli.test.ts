@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { buildInvokeRequest } from '../../lib/aws/invoke-request';
 import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
 import { CliIo } from '../../lib/cli/io';
+import { captureIo, type CapturedIo } from '../cli/run-cli';
 import * as local from '../../lib/cli/local';
 import { reportFailure } from '../../lib/cli/program';
 import { parseModelConfig } from '../../lib/config/parse';
@@ -106,25 +107,6 @@ const runLocalUnload = (target: string, options: local.LocalConnectionOptions, i
   reported(io, () => local.runLocalUnload(target, options, io));
 const runLocalList = (options: local.LocalConnectionOptions, io: CliIo) => reported(io, () => local.runLocalList(options, io));
 
-interface CapturedIo extends CliIo {
-  out: () => string;
-  err: () => string;
-}
-
-function captureIo(cwd: string): CapturedIo {
-  let out = '';
-  let err = '';
-  return {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    isTTY: false,
-    env: {},
-    cwd,
-    out: () => out,
-    err: () => err,
-  };
-}
-
 const ENSEMBLE_CONFIG = `name: "ensemble"
 platform: "ensemble"
 max_batch_size: 8
@@ -186,7 +168,7 @@ describe('mme-deploy local load', () => {
   it('extracts the archive into <models-dir>/<hash>/model/ and sends the LOAD SageMaker sends', async () => {
     const archive = sentimentArchive();
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
 
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
 
@@ -208,7 +190,7 @@ describe('mme-deploy local load', () => {
   it('names the hash after --name and sends that name as the TargetModel', async () => {
     const archive = sentimentArchive();
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    expect(await runLocalLoad(archive, base({ name: 'sentiment-v2.tar.gz', json: true }), captureIo(work))).toBe(0);
+    expect(await runLocalLoad(archive, base({ name: 'sentiment-v2.tar.gz', json: true }), captureIo({ cwd: work, env: {} }))).toBe(0);
     const hash = modelHash('sentiment-v2.tar.gz');
     const load = container.requests.find((r) => r.method === 'POST')!;
     expect(load.headers['x-amzn-sagemaker-target-model']).toBe('sentiment-v2.tar.gz');
@@ -218,14 +200,14 @@ describe('mme-deploy local load', () => {
 
   it('uses --container-root for the url the container sees', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    await runLocalLoad(sentimentArchive(), base({ containerRoot: '/mnt/models/' }), captureIo(work));
+    await runLocalLoad(sentimentArchive(), base({ containerRoot: '/mnt/models/' }), captureIo({ cwd: work, env: {} }));
     const body = JSON.parse(container.requests.find((r) => r.method === 'POST')!.body.toString('utf8'));
     expect(body.url).toBe(`/mnt/models/${modelHash('sentiment.tar.gz')}/model`);
   });
 
   it('prints one JSON object with --json', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     await runLocalLoad(sentimentArchive(), base({ json: true }), io);
     const printed = JSON.parse(io.out());
     expect(printed).toMatchObject({
@@ -240,7 +222,7 @@ describe('mme-deploy local load', () => {
   it('refuses, without touching any file, when the container already serves that TargetModel', async () => {
     const hash = modelHash('sentiment.tar.gz');
     container.on('GET', `/models/${hash}`, json(200, { modelName: hash, modelUrl: '/opt/ml/models/x' }));
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
     expect(io.err()).toMatch(/sentiment\.tar\.gz is already loaded.*mme-deploy local unload sentiment\.tar\.gz/);
     expect(container.requests.some((r) => r.method === 'POST')).toBe(false);
@@ -249,9 +231,9 @@ describe('mme-deploy local load', () => {
 
   it('replaces the copy an earlier load extracted', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    await runLocalLoad(sentimentArchive(), base(), captureIo(work));
+    await runLocalLoad(sentimentArchive(), base(), captureIo({ cwd: work, env: {} }));
     const second = makeArchive('sentiment.tar.gz', { 'only/config.pbtxt': CLASSIFIER_CONFIG, 'only/1/': '' });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(second, base(), io)).toBe(0);
     const modelDir = join(work, 'models', modelHash('sentiment.tar.gz'), 'model');
     expect(readdirSync(modelDir)).toEqual(['only']);
@@ -264,7 +246,7 @@ describe('mme-deploy local load', () => {
     mkdirSync(join(foreign, 'model'), { recursive: true });
     writeFileSync(join(foreign, 'model', 'mine.txt'), 'keep me');
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
     expect(io.err()).toContain('was not written by `mme-deploy local load`; not overwriting it');
     expect(readFileSync(join(foreign, 'model', 'mine.txt'), 'utf8')).toBe('keep me');
@@ -275,7 +257,7 @@ describe('mme-deploy local load', () => {
     const broken = join(work, 'broken.tar.gz');
     writeFileSync(broken, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02, 0x03]));
     container.nothingLoaded();
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(broken, base(), io)).toBe(1);
     expect(io.err()).toContain('Could not extract');
     expect(readdirSync(join(work, 'models'))).toEqual([]);
@@ -284,10 +266,10 @@ describe('mme-deploy local load', () => {
 
   it('exits 2 on a missing archive and on a TargetModel Triton would refuse', async () => {
     container.nothingLoaded();
-    const missing = captureIo(work);
+    const missing = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(join(work, 'nope.tar.gz'), base(), missing)).toBe(2);
     expect(missing.err()).toContain('no such archive file');
-    const slash = captureIo(work);
+    const slash = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base({ name: 'team/sentiment.tar.gz' }), slash)).toBe(2);
     expect(slash.err()).toContain('must not contain path traversal characters');
   });
@@ -310,7 +292,7 @@ describe('mme-deploy local load', () => {
   ];
   it('asks about MME mode when the container answers a bare 400', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 400 });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
     expect(io.err()).toContain('(HTTP 400) with no error text. Was the container started with -e SAGEMAKER_MULTI_MODEL=true?');
   });
@@ -319,14 +301,14 @@ describe('mme-deploy local load', () => {
     container.nothingLoaded().on('POST', '/models', json(400, {
       error: "failed to open directory '/opt/ml/models/x/model': No such file or directory",
     }));
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
     expect(io.err()).toContain('Is --models-dir the host directory mounted at /opt/ml/models in the container?');
   });
 
   it.each(failures)('maps HTTP %d to its message', async (_status, reply, message) => {
     container.nothingLoaded().on('POST', '/models', reply);
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(1);
     expect(io.err()).toMatch(message);
   });
@@ -335,7 +317,7 @@ describe('mme-deploy local load', () => {
     container.nothingLoaded().on('POST', '/models', json(400, {
       error: `Invalid "url" '/mnt/x/model': expected a path of the form /opt/ml/models/<hash>/model[/<subdir>]`,
     }));
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     await runLocalLoad(sentimentArchive(), base({ containerRoot: '/mnt' }), io);
     expect(io.err()).toContain('mount --models-dir there');
   });
@@ -343,7 +325,7 @@ describe('mme-deploy local load', () => {
   it('says how to start a container when none answers, exiting 2', async () => {
     const url = container.url;
     await container.stop();
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(2);
     expect(io.err()).toMatch(
       /No container answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*docker run --gpus all -p 127\.0\.0\.1:8080:8080/,
@@ -355,7 +337,7 @@ describe('mme-deploy local load', () => {
 
   it('rejects a URL that is not plain http with no path', async () => {
     for (const url of ['https://127.0.0.1:8080', 'http://127.0.0.1:8080/models', 'localhost']) {
-      const io = captureIo(work);
+      const io = captureIo({ cwd: work, env: {} });
       expect(await runLocalLoad(sentimentArchive(), base({ url }), io)).toBe(2);
     }
     expect(container.requests).toEqual([]);
@@ -365,7 +347,7 @@ describe('mme-deploy local load', () => {
 describe('mme-deploy local invoke', () => {
   async function loaded(): Promise<string> {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    await runLocalLoad(sentimentArchive(), base(), captureIo(work));
+    await runLocalLoad(sentimentArchive(), base(), captureIo({ cwd: work, env: {} }));
     container.requests.length = 0;
     return modelHash('sentiment.tar.gz');
   }
@@ -377,7 +359,7 @@ describe('mme-deploy local invoke', () => {
       model_version: '1',
       outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [1, 2], data: [0.25, 0.75] }],
     }));
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=What a film'], top: '1' }), io)).toBe(0);
 
     expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`POST /models/${hash}/invoke`]);
@@ -406,7 +388,7 @@ describe('mme-deploy local invoke', () => {
       body: Buffer.concat([header, data]),
       contentType: binaryJsonContentType(header.length),
     });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=fine'], binary: true, json: true }), io)).toBe(0);
     expect(String(container.requests[0]!.headers['content-type'])).toMatch(
       /^application\/vnd\.sagemaker-triton\.binary\+json;json-header-size=\d+$/,
@@ -419,7 +401,7 @@ describe('mme-deploy local invoke', () => {
     const request = { inputs: [{ name: 'text', shape: [1, 1], datatype: 'BYTES', data: ['hi'] }] };
     writeFileSync(join(work, 'request.json'), JSON.stringify(request));
     container.on('POST', `/models/${hash}/invoke`, json(200, { outputs: [] }));
-    expect(await runLocalInvoke('sentiment.tar.gz', base({ body: 'request.json' }), captureIo(work))).toBe(0);
+    expect(await runLocalInvoke('sentiment.tar.gz', base({ body: 'request.json' }), captureIo({ cwd: work, env: {} }))).toBe(0);
     expect(JSON.parse(container.requests[0]!.body.toString('utf8'))).toEqual(request);
     expect(container.requests[0]!.headers['content-type']).toBe('application/json');
   });
@@ -442,7 +424,7 @@ describe('mme-deploy local invoke', () => {
   ];
   it.each(failures)('maps HTTP %d to its message', async (_status, reply, message) => {
     container.on('POST', /\/invoke$/, reply);
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(
       await runLocalInvoke('sentiment.tar.gz', base({ body: undefined, input: ['text=["x"]'], shape: '1,1', datatype: 'BYTES' }), io),
     ).toBe(1);
@@ -460,18 +442,18 @@ describe('mme-deploy local invoke', () => {
     writeFileSync(join(staged, STAGE_RECORD), JSON.stringify({ targetModel: 'two.tar.gz', archive: 'two.tar.gz' }));
     container.on('POST', `/models/${hash}/invoke`, json(200, { outputs: [] }));
 
-    const guess = captureIo(work);
+    const guess = captureIo({ cwd: work, env: {} });
     expect(await runLocalInvoke('two.tar.gz', base({ text: ['text=x'] }), guess)).toBe(1);
     expect(guess.err()).toContain('no ensemble');
     expect(container.requests).toEqual([]);
 
-    const explicit = captureIo(work);
+    const explicit = captureIo({ cwd: work, env: {} });
     expect(await runLocalInvoke('two.tar.gz', base({ text: ['text=x'], shape: '1,1', datatype: 'BYTES' }), explicit)).toBe(0);
     expect(container.requests.map((r) => r.url)).toEqual([`/models/${hash}/invoke`]);
   });
 
   it('exits 2 on a bad --top before sending anything', async () => {
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalInvoke('sentiment.tar.gz', base({ text: ['text=x'], top: 'three' }), io)).toBe(2);
     expect(container.requests).toEqual([]);
   });
@@ -481,7 +463,7 @@ describe('mme-deploy local unload', () => {
   it('sends DELETE /models/<hash> with no body', async () => {
     const hash = modelHash('sentiment.tar.gz');
     container.on('DELETE', `/models/${hash}`, { status: 200 });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalUnload('sentiment.tar.gz', base(), io)).toBe(0);
     expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`DELETE /models/${hash}`]);
     expect(container.requests[0]!.body.length).toBe(0);
@@ -491,10 +473,10 @@ describe('mme-deploy local unload', () => {
   it('maps HTTP 404 to "not loaded" and 400 to Triton\'s text', async () => {
     container.on('DELETE', `/models/${modelHash('a.tar.gz')}`, { status: 404 });
     container.on('DELETE', `/models/${modelHash('b.tar.gz')}`, json(400, { error: 'failed to unload' }));
-    const a = captureIo(work);
+    const a = captureIo({ cwd: work, env: {} });
     expect(await runLocalUnload('a.tar.gz', base(), a)).toBe(1);
     expect(a.err()).toContain('a.tar.gz is not loaded in the container (HTTP 404)');
-    const b = captureIo(work);
+    const b = captureIo({ cwd: work, env: {} });
     expect(await runLocalUnload('b.tar.gz', base(), b)).toBe(1);
     expect(b.err()).toContain('Triton refused to unload b.tar.gz (HTTP 400): failed to unload');
   });
@@ -503,8 +485,8 @@ describe('mme-deploy local unload', () => {
 describe('mme-deploy local list', () => {
   it('names loaded and extracted archives by TargetModel, asking the container about each hash', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    await runLocalLoad(sentimentArchive('a.tar.gz'), base(), captureIo(work));
-    await runLocalLoad(sentimentArchive('b.tar.gz'), base(), captureIo(work));
+    await runLocalLoad(sentimentArchive('a.tar.gz'), base(), captureIo({ cwd: work, env: {} }));
+    await runLocalLoad(sentimentArchive('b.tar.gz'), base(), captureIo({ cwd: work, env: {} }));
     const a = modelHash('a.tar.gz');
     const fresh = new FakeContainer();
     await container.stop();
@@ -515,7 +497,7 @@ describe('mme-deploy local list', () => {
       .on('GET', `/models/${a}`, json(200, { modelName: a, modelUrl: `/opt/ml/models/${a}/model` }))
       .nothingLoaded();
 
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalList(base({ json: true }), io)).toBe(0);
     const listed = JSON.parse(io.out());
     expect(listed.unnamed).toBe(1);
@@ -525,7 +507,7 @@ describe('mme-deploy local list', () => {
       { hash: 'deadbeef', loaded: true, modelUrl: '/opt/ml/models/deadbeef/model' },
     ]);
 
-    const text = captureIo(work);
+    const text = captureIo({ cwd: work, env: {} });
     await runLocalList(base(), text);
     expect(text.out()).toMatch(/a\.tar\.gz\s+[0-9a-f]{32}\s+loaded\n/);
     expect(text.out()).toMatch(/b\.tar\.gz\s+[0-9a-f]{32}\s+extracted, not loaded\n/);
@@ -542,7 +524,7 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
       'b/config.pbtxt': CLASSIFIER_CONFIG,
       'b/1/': '',
     });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(archive, base(), io)).toBe(1);
     expect(io.err()).toMatch(/two\.tar\.gz: \.: error \[mme-no-ensemble\] The archive holds 2 model directories \(a, b\) and no ensemble/);
     expect(io.err()).toContain('refused to load');
@@ -552,9 +534,9 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
 
   it('keeps the earlier copy when a new archive of the same TargetModel is refused', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    expect(await runLocalLoad(sentimentArchive('s.tar.gz'), base(), captureIo(work))).toBe(0);
+    expect(await runLocalLoad(sentimentArchive('s.tar.gz'), base(), captureIo({ cwd: work, env: {} }))).toBe(0);
     const stray = makeArchive('s.tar.gz', { 'only/config.pbtxt': CLASSIFIER_CONFIG, 'only/1/': '', '__MACOSX/x': '' });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(stray, base(), io)).toBe(1);
     expect(io.err()).toContain('[stray-directory]');
     expect(readdirSync(join(work, 'models', modelHash('s.tar.gz'), 'model')).sort()).toEqual(['classifier', 'ensemble']);
@@ -570,7 +552,7 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
       'spare/config.pbtxt': CLASSIFIER_CONFIG.replace('classifier', 'spare'),
       'spare/1/': '',
     });
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).toContain("warning [mme-unused-model] 'spare' is not a step of ensemble 'ensemble'");
   });
@@ -590,7 +572,7 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
     const archive = join(work, 'conda.tar.gz');
     expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
 
-    expect(await runLocalLoad(archive, base(), captureIo(work))).toBe(0);
+    expect(await runLocalLoad(archive, base(), captureIo({ cwd: work, env: {} }))).toBe(0);
     const env = join(work, 'models', modelHash('conda.tar.gz'), 'model', 'classifier');
     expect(readlinkSync(join(env, 'env', 'bin', 'python'))).toBe('python3.10');
     expect(readFileSync(join(env, 'tools', 'python'), 'utf8')).toBe('interpreter');
@@ -608,7 +590,7 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
     symlinkSync(target, join(source, 'only', 'escape'));
     const archive = join(work, 'bad.tar.gz');
     expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(archive, base(), io)).toBe(1);
     expect(io.err()).toMatch(message);
     expect(readdirSync(join(work, 'models'))).toEqual([]);
@@ -652,7 +634,7 @@ describe('mme-deploy local load compares this machine with the target instance',
   it('warns that a TensorRT plan built on this GPU cannot run on the target\'s, naming both and the image\'s TensorRT', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
     const archive = makeArchive('resnet.tar.gz', { 'resnet/config.pbtxt': TRT_CONFIG, 'resnet/1/model.plan': 'engine' });
-    const io = withEnv(captureIo(work), stubTools('NVIDIA A10G, 550.54.15, 24576, 8.6'));
+    const io = withEnv(captureIo({ cwd: work, env: {} }), stubTools('NVIDIA A10G, 550.54.15, 24576, 8.6'));
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).toMatch(
       new RegExp(
@@ -668,7 +650,7 @@ describe('mme-deploy local load compares this machine with the target instance',
   it('says nothing about plans when the GPUs match, and notes that the target needs forward compatibility', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
     const archive = makeArchive('resnet.tar.gz', { 'resnet/config.pbtxt': TRT_CONFIG, 'resnet/1/model.plan': 'engine' });
-    const io = withEnv(captureIo(work), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
+    const io = withEnv(captureIo({ cwd: work, env: {} }), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).not.toContain('tensorrt-plan-gpu');
     expect(io.err()).not.toContain('gpu-memory-larger');
@@ -679,7 +661,7 @@ describe('mme-deploy local load compares this machine with the target instance',
 
   it('warns when the target driver cannot run the container\'s Triton release', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const io = withEnv(captureIo(work), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
+    const io = withEnv(captureIo({ cwd: work, env: {} }), stubTools('Tesla T4, 560.35.03, 15360, 7.5'));
     expect(await runLocalLoad(sentimentArchive(), base({ inferenceAmiVersion: 'al2-ami-sagemaker-inference-gpu-3-1' }), io)).toBe(0);
     expect(io.err()).toMatch(
       new RegExp(
@@ -696,7 +678,7 @@ describe('mme-deploy local load compares this machine with the target instance',
       HostConfig: { ShmSize: 1073741824, IpcMode: 'private' },
       Config: { Env: ['PATH=/usr/bin', 'NVIDIA_TRITON_SERVER_VERSION=24.12'] },
     });
-    const io = withEnv(captureIo(work), env);
+    const io = withEnv(captureIo({ cwd: work, env: {} }), env);
     expect(await runLocalLoad(sentimentArchive(), base({ json: true }), io)).toBe(0);
     const printed = JSON.parse(io.out());
     expect(printed.target).toEqual({ instanceType: 'ml.g4dn.xlarge', tritonVersion: '24.12', driverBranch: 470 });
@@ -712,21 +694,21 @@ describe('mme-deploy local load compares this machine with the target instance',
       HostConfig: { ShmSize: 67108864, IpcMode: 'host' },
       Config: { Env: [] },
     });
-    const io = withEnv(captureIo(work), env);
+    const io = withEnv(captureIo({ cwd: work, env: {} }), env);
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(0);
     expect(io.err()).toContain("warning [shm-ipc-host] The local container abc shares the host's /dev/shm (--ipc=host)");
   });
 
   it('notes that the GPU was not compared when nvidia-smi is missing, and still loads', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
-    const io = withEnv(captureIo(work), stubTools(undefined));
+    const io = withEnv(captureIo({ cwd: work, env: {} }), stubTools(undefined));
     expect(await runLocalLoad(sentimentArchive(), base(), io)).toBe(0);
     expect(io.err()).toContain('note [local-gpu-unknown]');
   });
 
   it('exits 2 on an unknown --instance-type before sending anything', async () => {
     container.nothingLoaded();
-    const io = captureIo(work);
+    const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(sentimentArchive(), base({ instanceType: 'ml.m5.xlarge' }), io)).toBe(2);
     expect(io.err()).toContain('--instance-type ml.m5.xlarge: not a GPU instance type');
     expect(container.requests).toEqual([]);

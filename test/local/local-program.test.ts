@@ -1,31 +1,17 @@
 // `local` as registered in the CLI grammar: its subcommands, their help, and usage errors that exit 2 in-process.
 
 import { main } from '../../lib/cli/program';
-import { CliIo } from '../../lib/cli/io';
-
-function captureIo(): CliIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    isTTY: false,
-    env: {},
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+import { captureIo } from '../cli/run-cli';
 
 describe('mme-deploy local (command grammar)', () => {
   it('lists load, invoke, unload and list in its help', async () => {
-    const io = captureIo();
+    const io = captureIo({ env: {} });
     expect(await main(['local', '--help'], io)).toBe(0);
     for (const sub of ['load', 'invoke', 'unload', 'list']) expect(io.out()).toMatch(new RegExp(`^\\s+${sub}\\b`, 'm'));
   });
 
   it('documents the flags `invoke` shares with the endpoint command', async () => {
-    const io = captureIo();
+    const io = captureIo({ env: {} });
     expect(await main(['local', 'invoke', '--help'], io)).toBe(0);
     for (const flag of ['--input', '--text', '--body', '--binary', '--json', '--top', '--url', '--models-dir']) {
       expect(io.out()).toContain(flag);
@@ -33,13 +19,13 @@ describe('mme-deploy local (command grammar)', () => {
   });
 
   it('exits 2 with a usage message when the archive is missing', async () => {
-    const io = captureIo();
+    const io = captureIo({ env: {} });
     expect(await main(['local', 'load'], io)).toBe(2);
     expect(io.err()).toContain("missing required argument 'archive'");
   });
 
   it('reaches the command and reports an unreachable container as a usage problem (start one, or fix --url): exit 2', async () => {
-    const io = captureIo();
+    const io = captureIo({ env: {} });
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
     expect(await main(['local', 'unload', 'x.tar.gz', '--url', 'http://127.0.0.1:1'], io)).toBe(2);
     expect(io.err()).toContain('No container answers at http://127.0.0.1:1');
