@@ -46,6 +46,8 @@ function awsError(name: string, status: number, message = name): Error {
 }
 
 let dir: string;
+/** The command's output, recorded, with the test's directory as working directory. */
+const capture = () => captureIo({ cwd: dir });
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cli-mocked-'));
   for (const mock of [s3, sageMaker, runtime, autoScaling, cloudWatch, cloudWatchLogs]) mock.reset();
@@ -85,7 +87,7 @@ describe('push: the conditional write', () => {
   it('checks with HeadObject first, then PUTs a small archive with IfNoneMatch "*" and a SHA-256 checksum', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('NotFound', 404));
     s3.on(PutObjectCommand).resolves({ ETag: '"abc"' });
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     expect(await runPush(archive('small.tar.gz', 1000), { s3: 's3://model-bucket/mme/' }, io)).toBe(0);
     expect(s3.calls().map((c) => c.args[0].constructor.name)).toEqual(['HeadObjectCommand', 'PutObjectCommand']);
     expect(s3.commandCalls(HeadObjectCommand)[0]!.args[0].input).toEqual({ Bucket: 'model-bucket', Key: 'mme/small.tar.gz' });
@@ -105,7 +107,7 @@ describe('push: the conditional write', () => {
     s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'upload-1' });
     s3.on(UploadPartCommand).resolves({ ETag: '"part"', ChecksumSHA256: 'c2hh' });
     s3.on(CompleteMultipartUploadCommand).resolves({ ETag: '"whole"' });
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     expect(await runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, io)).toBe(0);
     expect(s3.commandCalls(CreateMultipartUploadCommand)[0]!.args[0].input).toEqual({
       Bucket: 'model-bucket',
@@ -124,13 +126,13 @@ describe('push: the conditional write', () => {
   it('writes unconditionally with --force', async () => {
     s3.on(HeadObjectCommand).resolves({ ContentLength: 5, LastModified: new Date('2026-01-01T00:00:00Z') });
     s3.on(PutObjectCommand).resolves({});
-    expect(await runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', force: true }, captureIo({ cwd: dir }))).toBe(0);
+    expect(await runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', force: true }, capture())).toBe(0);
     expect(s3.commandCalls(PutObjectCommand)[0]!.args[0].input.IfNoneMatch).toBeUndefined();
   });
 
   it('sends no byte when the TargetModel exists', async () => {
     s3.on(HeadObjectCommand).resolves({ ContentLength: 5 * 1024 ** 3, LastModified: new Date('2026-01-01T00:00:00Z') });
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, capture())).rejects.toThrow(
       's3://model-bucket/mme/small.tar.gz already exists (5.0 GiB, last modified 2026-01-01T00:00:00.000Z); nothing was uploaded.',
     );
     expect(s3.calls()).toHaveLength(1);
@@ -139,7 +141,7 @@ describe('push: the conditional write', () => {
   it('reports a model written by someone else during the upload (412) without overwriting it', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('NotFound', 404));
     s3.on(PutObjectCommand).rejects(awsError('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold'));
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, capture())).rejects.toThrow(
       's3://model-bucket/mme/small.tar.gz was created by someone else while this upload ran; it was not overwritten.',
     );
   });
@@ -150,7 +152,7 @@ describe('push: the conditional write', () => {
     s3.on(UploadPartCommand).rejects(awsError('InternalError', 500));
     s3.on(AbortMultipartUploadCommand).resolves({});
     await expect(
-      runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, captureIo({ cwd: dir })),
+      runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, capture()),
     ).rejects.toThrow(/Nothing was left in S3 \(the multipart upload was aborted\)/);
     expect(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input).toEqual({
       Bucket: 'model-bucket',
@@ -161,7 +163,7 @@ describe('push: the conditional write', () => {
 
   it('names the missing permission on AccessDenied', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('Forbidden', 403));
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', profile: 'dev' }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', profile: 'dev' }, capture())).rejects.toThrow(
       'Access denied checking whether s3://model-bucket/mme/small.tar.gz exists: ' +
         "the credentials of profile 'dev' need s3:GetObject on it and s3:ListBucket on bucket model-bucket",
     );
@@ -174,7 +176,7 @@ describe('endpoint resolution', () => {
     s3.on(ListObjectsV2Command).resolves({
       Contents: [{ Key: 'mme/resnet.tar.gz', Size: 2048, LastModified: new Date('2026-02-03T04:05:06Z') }],
     });
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     expect(await runList({ endpoint: 'mme', json: true }, io)).toBe(0);
     expect(sageMaker.calls().map((c) => c.args[0].input)).toEqual([
       { EndpointName: 'mme' },
@@ -193,21 +195,21 @@ describe('endpoint resolution', () => {
 
   it('refuses an endpoint that is not multi-model', async () => {
     mockMultiModelEndpoint('SingleModel');
-    await expect(runList({ endpoint: 'mme' }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runList({ endpoint: 'mme' }, capture())).rejects.toThrow(
       "Endpoint 'mme' is not a multi-model endpoint: its model 'mme-model' has Mode SingleModel.",
     );
   });
 
   it('says when the endpoint does not exist', async () => {
     sageMaker.on(DescribeEndpointCommand).rejects(awsError('ValidationException', 400, 'Could not find endpoint "nope".'));
-    await expect(runList({ endpoint: 'nope', region: 'eu-west-1' }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runList({ endpoint: 'nope', region: 'eu-west-1' }, capture())).rejects.toThrow(
       "Endpoint 'nope' does not exist in eu-west-1.",
     );
   });
 
   it('names the missing permission when DescribeEndpoint is denied', async () => {
     sageMaker.on(DescribeEndpointCommand).rejects(awsError('AccessDeniedException', 400, 'User is not authorized'));
-    await expect(runList({ endpoint: 'mme' }, captureIo({ cwd: dir }))).rejects.toThrow('may not sagemaker:DescribeEndpoint on endpoint mme');
+    await expect(runList({ endpoint: 'mme' }, capture())).rejects.toThrow('may not sagemaker:DescribeEndpoint on endpoint mme');
   });
 });
 
@@ -230,7 +232,7 @@ describe('invoke', () => {
   it('sends InvokeEndpoint with TargetModel and the binary+json content type, and prints top-k', async () => {
     writeFileSync(join(dir, 'dog.jpg'), Buffer.from([0xff, 0xd8, 0xff]));
     runtime.on(InvokeEndpointCommand).resolves(response() as never);
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     const code = await runInvoke(
       { endpoint: 'mme', targetModel: 'dali.tar.gz', input: ['INPUT=@dog.jpg'], shape: '1,3', datatype: 'UINT8', binary: true, top: '2' },
       io,
@@ -264,7 +266,7 @@ describe('invoke', () => {
     writeFileSync(join(dir, 'dog.jpg'), Buffer.from([1, 2, 3, 4, 5]));
     runtime.on(InvokeEndpointCommand).resolves(response() as never);
     expect(
-      await runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['INPUT=@dog.jpg'] }, captureIo({ cwd: dir })),
+      await runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['INPUT=@dog.jpg'] }, capture()),
     ).toBe(0);
     const sent = runtime.commandCalls(InvokeEndpointCommand)[0]!.args[0].input;
     expect(sent.ContentType).toBe('application/json');
@@ -272,7 +274,7 @@ describe('invoke', () => {
       '{"inputs":[{"name":"INPUT","shape":[1,5],"datatype":"UINT8","data":[1,2,3,4,5]}]}',
     );
     await expect(
-      runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['IMAGE=@dog.jpg'] }, captureIo({ cwd: dir })),
+      runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['IMAGE=@dog.jpg'] }, capture()),
     ).rejects.toThrow("Model 'ensemble_dali_inception' has no input 'IMAGE'; its inputs are 'INPUT' (UINT8 [-1, -1]).");
   });
 
@@ -284,7 +286,7 @@ describe('invoke', () => {
         LogStreamArn: 'arn:aws:logs:us-east-1:1:log-group:/aws/sagemaker/Endpoints/mme',
       }),
     );
-    await expect(runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', input: ['INPUT=[1,2]'] }, captureIo({ cwd: dir }))).rejects.toThrow(
+    await expect(runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', input: ['INPUT=[1,2]'] }, capture())).rejects.toThrow(
       "Triton refused to invoke dali.tar.gz (HTTP 400): unexpected shape for input 'INPUT'. Give --model <archive or directory> " +
         "so invoke shapes and types the inputs from the model's config.pbtxt. Container logs: arn:aws:logs",
     );
@@ -293,7 +295,7 @@ describe('invoke', () => {
   it('refuses a request over the 6 MiB InvokeEndpoint limit before sending it', async () => {
     writeFileSync(join(dir, 'huge.bin'), Buffer.alloc(7 * 1024 * 1024));
     await expect(
-      runInvoke({ endpoint: 'mme', targetModel: 'x.tar.gz', input: ['INPUT=@huge.bin'], binary: true }, captureIo({ cwd: dir })),
+      runInvoke({ endpoint: 'mme', targetModel: 'x.tar.gz', input: ['INPUT=@huge.bin'], binary: true }, capture()),
     ).rejects.toThrow(/InvokeEndpoint accepts at most 6 MiB/);
     expect(runtime.calls()).toHaveLength(0);
   });
@@ -330,7 +332,7 @@ describe('status', () => {
         { Id: 'modelLoadingWaitTime0', Timestamps: [new Date('2026-11-30T04:59:00Z')], Values: [2_500_000] },
       ],
     });
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
 
     const scope = { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
@@ -382,7 +384,7 @@ describe('status', () => {
     mockMultiModelEndpoint();
     autoScaling.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
     cloudWatch.on(GetMetricDataCommand).rejects(awsError('AccessDenied', 403));
-    const io = captureIo({ cwd: dir });
+    const io = capture();
     expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
     expect(io.out()).toContain('Auto scaling  none (fixed instance count)');
     expect(io.err()).toContain(
