@@ -72,6 +72,16 @@ describe('library layers', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('builds every Diagnostic with diagnostic(): no module writes the object by hand', () => {
+    // A hand-written literal is how faults came to lack their caret excerpt (issue 16.1). The local target's findings
+    // are another type (`note` severity, no file), so target-environment.ts is not a Diagnostic builder.
+    const offenders = files
+      .filter((file) => partOf(file) !== 'diagnostics' && !file.endsWith('target-environment.ts'))
+      .filter((file) => /severity:\s*'(?:error|warning)'\s*,/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(LIB, file));
+    expect(offenders).toEqual([]);
+  });
+
   it('is drawn in DEVELOPERS.md and docs/architecture.md: every part of lib/ is named in both', () => {
     const developers = readFileSync(join(LIB, '..', 'DEVELOPERS.md'), 'utf8');
     const architecture = readFileSync(join(LIB, '..', 'docs', 'architecture.md'), 'utf8');

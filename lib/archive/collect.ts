@@ -4,7 +4,7 @@
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Diagnostic, sortDiagnostics } from '../diagnostics';
+import { diagnostic, Diagnostic, sortDiagnostics } from '../diagnostics';
 import { errnoReason } from '../errors';
 import { isInside } from '../paths';
 import { shellCommand } from '../shell-quote';
@@ -278,7 +278,7 @@ class RepositoryWalk {
   }
 
   problem(code: string, file: string, message: string): void {
-    this.problems.push({ severity: 'error', code, message, file });
+    this.problems.push(diagnostic('error', code, message, { file }));
   }
 
   unreadable(path: string, err: unknown): void {

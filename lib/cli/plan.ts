@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { writeStreamAtomically } from '../archive/write-file';
 import { regionNameProblem } from '../catalog/aws-regions';
-import type { Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic } from '../diagnostics';
 import { isMmeError, MmeError, unreadable } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { HOURS_PER_MONTH } from '../plan/cost';
@@ -77,12 +77,8 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   const diagnostics: Diagnostic[] = [];
   const traffic = await readTraffic(options.traffic ?? 'uniform', io, diagnostics);
   if (traffic?.kind === 'trace' && options.rps !== undefined) {
-    diagnostics.push({
-      severity: 'warning',
-      code: 'plan-rps-ignored',
-      message: `--rps ${options.rps} is ignored: the trace ${traffic.file} gives the arrival times`,
-      file: traffic.file,
-    });
+    const message = `--rps ${options.rps} is ignored: the trace ${traffic.file} gives the arrival times`;
+    diagnostics.push(diagnostic('warning', 'plan-rps-ignored', message, { file: traffic.file }));
   }
 
   const bundles: BundleFiles[] = [];
@@ -102,14 +98,14 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
     if (!result.bundle) continue;
     const previous = seen.get(result.bundle.name);
     if (previous !== undefined) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'plan-duplicate-name',
-        message:
-          `${path} and ${previous} are both named ${result.bundle.name}; ` +
-          'TargetModel names on one endpoint must be unique',
-        file: path,
-      });
+      diagnostics.push(
+        diagnostic(
+          'error',
+          'plan-duplicate-name',
+          `${path} and ${previous} are both named ${result.bundle.name}; TargetModel names on one endpoint must be unique`,
+          { file: path },
+        ),
+      );
       continue;
     }
     seen.set(result.bundle.name, path);

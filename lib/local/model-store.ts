@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { extractTarGz } from '../archive/tar-reader';
-import { Diagnostic, hasErrors } from '../diagnostics';
+import { diagnostic, Diagnostic, hasErrors } from '../diagnostics';
 import { ErrorCode, MmeError, isMmeError, unreadable } from '../errors';
 import { discoverModels, RepositoryAccessError } from '../repository/discover';
 import { checkMmeArchive } from '../repository/mme-rules';
@@ -172,7 +172,7 @@ async function checkExtracted(modelDir: string, targetModel: string): Promise<{ 
     discovery = discoverModels(modelDir);
   } catch (err) {
     if (err instanceof RepositoryAccessError) {
-      return { diagnostics: [{ severity: 'error', code: 'empty-repository', message: err.message, file: '.' }], tensorrtPlans: [] };
+      return { diagnostics: [diagnostic('error', 'empty-repository', err.message, { file: '.' })], tensorrtPlans: [] };
     }
     throw err;
   }

@@ -4,7 +4,7 @@
 
 import { findInstanceType, mmeInstanceTypeNames, type GpuInstanceType } from '../catalog/instance-types';
 import { onDemandHourlyPriceUsd, PRICES_DATE, PRICES_SOURCE } from '../catalog/prices';
-import type { Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic } from '../diagnostics';
 import { simulateCache, type CacheSimulationResult } from './cache-simulator';
 import { compareHostingCost, type CostComparison } from './cost';
 import { estimateColdStart, type ColdStartEstimate, type ColdStartParameters } from './load-time';
@@ -98,7 +98,7 @@ export function planEndpoint(
 ): { report?: PlanReport; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const error = (code: string, message: string, file = '', model?: string) =>
-    diagnostics.push({ severity: 'error', code, message, file, ...(model ? { model } : {}) });
+    diagnostics.push(diagnostic('error', code, message, { file, ...(model ? { model } : {}) }));
 
   const instanceType = findInstanceType(options.instanceType);
   if (!instanceType) {
@@ -203,16 +203,16 @@ export function planEndpoint(
       );
     }
     if (model.parts.some((p) => p.backend === 'tensorflow')) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'plan-tensorflow-unload',
-        message:
+      diagnostics.push(
+        diagnostic(
+          'warning',
+          'plan-tensorflow-unload',
           `${model.name} uses the TensorFlow backend, which does not return GPU memory when a model is unloaded ` +
-          `(AWS's Triton ensemble MME notebook): on an MME that evicts models the real footprint grows beyond this ` +
-          `plan; keep TensorFlow models always resident or convert them to TensorRT or ONNX`,
-        file: model.source,
-        model: model.name,
-      });
+            `(AWS's Triton ensemble MME notebook): on an MME that evicts models the real footprint grows beyond ` +
+            `this plan; keep TensorFlow models always resident or convert them to TensorRT or ONNX`,
+          { file: model.source, model: model.name },
+        ),
+      );
     }
   }
 
@@ -224,14 +224,15 @@ export function planEndpoint(
         ? `on-demand list price read ${PRICES_DATE}: ${PRICES_SOURCE}`
         : 'none';
   if (hourlyPriceUsd === undefined) {
-    diagnostics.push({
-      severity: 'warning',
-      code: 'plan-no-price',
-      message:
+    diagnostics.push(
+      diagnostic(
+        'warning',
+        'plan-no-price',
         `the catalog has no on-demand price for ${instanceType.name} in ${options.region}; ` +
-        'pass --price USD-per-hour to compare costs',
-      file: '',
-    });
+          'pass --price USD-per-hour to compare costs',
+        { file: '' },
+      ),
+    );
   }
 
   // Traffic: weights for the shares, and the trace to replay.

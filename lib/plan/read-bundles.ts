@@ -9,7 +9,7 @@ import { excludedReason } from '../archive/exclusions';
 import { readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
-import type { Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic } from '../diagnostics';
 import { isMmeError, MmeError, errnoReason } from '../errors';
 import { shellCommand } from '../shell-quote';
 import { validateRepository } from '../repository/validate';
@@ -74,12 +74,7 @@ async function readArchive(path: string, size: number, signal?: AbortSignal): Pr
     if (isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE')) return { diagnostics: [ioError(path, err)] };
     return {
       diagnostics: [
-        {
-          severity: 'error',
-          code: 'plan-unreadable-archive',
-          message: `cannot read ${path}: ${(err as Error).message}`,
-          file: name,
-        },
+        diagnostic('error', 'plan-unreadable-archive', `cannot read ${path}: ${(err as Error).message}`, { file: name }),
       ],
     };
   }
@@ -108,14 +103,15 @@ async function readRepository(path: string): Promise<{ bundle?: BundleFiles; dia
     const report = await validateRepository(path, { mme: true });
     const errors = report.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'plan-repository-invalid',
-        message:
+      diagnostics.push(
+        diagnostic(
+          'warning',
+          'plan-repository-invalid',
           `${name} has ${errors.length} validation error(s) (first: ${errors[0]!.message}); the estimate uses what ` +
-          `could be read. Run \`${shellCommand(['mme-deploy', 'validate', '--mme', path])}\` to see them all.`,
-        file: path,
-      });
+            `could be read. Run \`${shellCommand(['mme-deploy', 'validate', '--mme', path])}\` to see them all.`,
+          { file: path },
+        ),
+      );
     }
     for (const summary of report.models) {
       const modelFiles: ModelFile[] = [];
@@ -223,15 +219,15 @@ function groupModels(
     const result = parseModelConfig(text, { file: `${bundle}/${file}`, model });
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) {
-      diagnostics.push({
-        severity: 'warning',
-        code: 'plan-config-errors',
-        message:
+      diagnostics.push(
+        diagnostic(
+          'warning',
+          'plan-config-errors',
           `${bundle}/${file} has ${errors.length} error(s) (first: ${errors[0]!.message}); the estimate uses what ` +
-          `could be read. Run \`mme-deploy validate --mme\` on the repository to see them all.`,
-        file: `${bundle}/${file}`,
-        model,
-      });
+            `could be read. Run \`mme-deploy validate --mme\` on the repository to see them all.`,
+          { file: `${bundle}/${file}`, model },
+        ),
+      );
     }
     return result.config;
   };
@@ -259,14 +255,13 @@ function groupModels(
 }
 
 function noModels(bundle: string): Diagnostic {
-  return {
-    severity: 'error',
-    code: 'plan-no-models',
-    message:
-      `${bundle} holds no model: no <model>/config.pbtxt at its top level. Triton on SageMaker needs model ` +
+  return diagnostic(
+    'error',
+    'plan-no-models',
+    `${bundle} holds no model: no <model>/config.pbtxt at its top level. Triton on SageMaker needs model ` +
       `directories at the archive root (see \`mme-deploy validate --mme\`).`,
-    file: bundle,
-  };
+    { file: bundle },
+  );
 }
 
 async function readText(stream: Readable): Promise<string> {
@@ -280,5 +275,5 @@ function ioError(path: string, err: unknown): Diagnostic {
   const reason = (isMmeError(err) ? err.message : `cannot read ${path}: ${errnoReason(err)}`).replace(/\.$/, '');
   const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
   const hint = missing ? '; give TargetModel archives (.tar.gz) or model repository directories' : '';
-  return { severity: 'error', code: 'plan-unreadable-input', message: `${reason}${hint}.`, file: path };
+  return diagnostic('error', 'plan-unreadable-input', `${reason}${hint}.`, { file: path });
 }

@@ -2,7 +2,7 @@
 // a CSV the user wrote) becomes per-model weights or a recorded trace; weights are sampled with Walker's alias method
 // so each request costs O(1) however many models there are.
 
-import type { Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic } from '../diagnostics';
 import type { RandomSource } from './seeded-random';
 
 /** How requests spread over the models. */
@@ -48,10 +48,13 @@ export function parseTrafficCsv(
   file: string,
 ): { spec?: TrafficSpec; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const error = (message: string, line?: number): void => {
-    diagnostics.push({ severity: 'error', code: 'traffic-csv', message, file, ...(line ? { line } : {}) });
-  };
   const lines = text.split(/\r?\n/);
+  const lineStarts = startsOfLines(lines, text);
+  // A fault on a row points at the row's first character, with the row as its excerpt.
+  const error = (message: string, line?: number): void => {
+    const at = line ? { line, column: 1, offset: lineStarts[line - 1]! } : undefined;
+    diagnostics.push(diagnostic('error', 'traffic-csv', message, { file, text }, at));
+  };
   let headerLine = 0;
   let header: string[] | undefined;
   for (let i = 0; i < lines.length && !header; i++) {
@@ -148,14 +151,15 @@ export function trafficWeights(
       }
       const silent = models.filter((name) => !spec.weights.has(name));
       if (silent.length > 0) {
-        diagnostics.push({
-          severity: 'warning',
-          code: 'traffic-missing-model',
-          message:
+        diagnostics.push(
+          diagnostic(
+            'warning',
+            'traffic-missing-model',
             `${silent.length} model(s) have no row in the traffic file and get no requests: ` +
-            `${preview(silent)}; add a \`name,weight\` row for each to include them`,
-          file: spec.file,
-        });
+              `${preview(silent)}; add a \`name,weight\` row for each to include them`,
+            { file: spec.file },
+          ),
+        );
       }
       break;
     }
@@ -187,14 +191,24 @@ export function traceRequests(
 }
 
 function unknownModel(file: string, name: string, models: readonly string[]): Diagnostic {
-  return {
-    severity: 'error',
-    code: 'traffic-unknown-model',
-    message:
-      `the traffic file names \`${name}\`, which is not one of the planned models (${preview(models)}); ` +
+  return diagnostic(
+    'error',
+    'traffic-unknown-model',
+    `the traffic file names \`${name}\`, which is not one of the planned models (${preview(models)}); ` +
       'use the names the plan prints',
-    file,
-  };
+    { file },
+  );
+}
+
+/** The offset in `text` where each of `lines` (split on LF or CRLF) starts. */
+function startsOfLines(lines: readonly string[], text: string): number[] {
+  const starts: number[] = [];
+  let offset = 0;
+  for (const line of lines) {
+    starts.push(offset);
+    offset += line.length + (text[offset + line.length] === '\r' ? 2 : 1);
+  }
+  return starts;
 }
 
 function preview(names: readonly string[]): string {

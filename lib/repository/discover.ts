@@ -94,12 +94,15 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
   for (const entry of entries) {
     // readdir decodes names as UTF-8, replacing bytes that are not with U+FFFD: such a name leads nowhere.
     if (entry.name.includes('\uFFFD') && !existsSync(join(root, entry.name))) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'name-not-utf8',
-        message: `'${entry.name}' has a name that is not valid UTF-8 (shown with \uFFFD); model and archive names are UTF-8. Rename it.`,
-        file: entry.name,
-      });
+      diagnostics.push(
+        diagnostic(
+          'error',
+          'name-not-utf8',
+          `'${entry.name}' has a name that is not valid UTF-8 (shown with \uFFFD); model and archive names are UTF-8. ` +
+            'Rename it.',
+          { file: entry.name },
+        ),
+      );
       continue;
     }
     if (ignore(entry.name) || !isDirectory(root, entry)) continue;

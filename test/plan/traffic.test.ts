@@ -107,6 +107,10 @@ describe('traffic specs', () => {
     const bad = parseTrafficCsv('model,weight\na,lots\nb\n', 'x.csv');
     expect(bad.spec).toBeUndefined();
     expect(bad.diagnostics.map((d) => d.line)).toEqual([2, 3]);
+    expect(bad.diagnostics[0]).toMatchObject({ column: 1, excerpt: 'a,lots\n^' });
+    // CRLF rows: the excerpt is still the row the fault is on.
+    const crlf = parseTrafficCsv('# trace\r\ntimestamp,model\r\nsoon,a\r\n', 'x.csv');
+    expect(crlf.diagnostics[0]).toMatchObject({ line: 3, column: 1, excerpt: 'soon,a\n^' });
     expect(parseTrafficCsv('model,weight\na,0\n', 'x.csv').diagnostics[0]!.message).toContain('no model has a weight');
   });
 });
