@@ -24,6 +24,8 @@
 //   ["sub", to, from, to]  replace text in a copied file (what the authors' script does with sed)
 //   ["template", to, {k: v}]  fill ${k} as the authors' tools/fill_template.py does
 //   ["nbcell", notebook, path, to]  the text of the notebook's `%%writefile <path>` cell
+//   ["nbfstring", notebook, cell, to, {k: v}]  the f"""...""" string code cell `cell` (its index) writes, each {k} filled
+//                          with the value the notebook's earlier cells give it
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -67,7 +69,7 @@ function build(c, python) {
     if (to.endsWith('.py') && content.length > 0) python.push({ case: c.id, to, file: path, origin });
   };
   const upstream = (path) => `${source.repo}@${commit}:${path}`;
-  for (const [op, a, b, d] of c.steps) {
+  for (const [op, a, b, d, e] of c.steps) {
     if (op === 'tree') {
       const list = git(source.repo, ['ls-tree', '-r', '-l', commit, '--', a]).trim().split('\n').filter(Boolean);
       for (const line of list) {
@@ -100,6 +102,18 @@ function build(c, python) {
         [].concat(cell.source).join('').slice(`%%writefile ${b}\n`.length).replace(/\n?$/, '\n'),
         `${upstream(a)} (%%writefile ${b})`,
       );
+    } else if (op === 'nbfstring') {
+      // the one f"""...""" literal of code cell `b`, as python formats it: {{ and }} are braces, {name} a value
+      const nb = JSON.parse(git(source.repo, ['show', `${commit}:${a}`]));
+      const cell = nb.cells[b];
+      const literals = cell?.cell_type === 'code' ? [...[].concat(cell.source).join('').matchAll(/\bf"""([^]*?)"""/g)] : [];
+      if (literals.length !== 1) throw new Error(`${c.id}: cell ${b} of ${a} holds ${literals.length} f"""...""" strings, not one`);
+      const text = literals[0][1].replace(/\{\{|\}\}|\{([^{}]*)\}/g, (m, name) => {
+        if (name === undefined) return m[0];
+        if (!(name in e)) throw new Error(`${c.id}: no value for {${name}} in cell ${b} of ${a}`);
+        return e[name];
+      });
+      write(d, text, `${upstream(a)} (cell ${b})`);
     } else if (op === 'append') {
       writeFileSync(join(root, a), readFileSync(join(root, a), 'utf8') + b);
     } else if (op === 'sub') {
