@@ -38,7 +38,10 @@ function mayAutoCompleteIo(model: LoadedModel): boolean {
   return ioCompletion(model) !== 'none';
 }
 
-/** Whether auto-complete may add tensors to a list that the config already fills (not only fill empty lists). */
+/**
+ * Whether auto-complete may add tensors to a list that the config already fills (not only fill empty lists). TensorRT
+ * does not ('fills-listed'): a step naming a tensor its non-empty list lacks fails the load.
+ */
 function mayAddToLists(model: LoadedModel): boolean {
   const completion = ioCompletion(model);
   return completion === 'fills-entries' || completion === 'unknown';

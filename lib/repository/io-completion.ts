@@ -9,16 +9,21 @@ import type { LoadedModel } from './model';
 /**
  * - `none`: nothing fills them (PyTorch, TensorFlow GraphDef, a python model without `auto_complete_config`, ensembles)
  * - `when-empty`: the backend writes a whole list only when the config gives none (onnxruntime, OpenVINO)
- * - `fills-entries`: the backend completes partial entries too (TensorRT, DALI, python `auto_complete_config`, vLLM)
+ * - `fills-listed`: a whole list when the config gives none, else only the missing data_type and dims of the tensors
+ *   it lists, never a tensor more (TensorRT)
+ * - `fills-entries`: the backend completes partial entries and may add tensors to a list (DALI, python
+ *   `auto_complete_config`, vLLM)
  * - `unknown`: a backend this tool does not know, or a python model whose class comes from elsewhere
  */
-export type IoCompletion = 'none' | 'when-empty' | 'fills-entries' | 'unknown';
+export type IoCompletion = 'none' | 'when-empty' | 'fills-listed' | 'fills-entries' | 'unknown';
 
 /**
  * Sources: onnxruntime_backend src/onnxruntime.cc:993-1018 (no auto-complete when inputs and outputs are listed)
  * and :1180-1229 (a list is written whole); openvino_backend src/openvino.cc AutoCompleteInputOrOutput (only when
- * none is given); tensorrt and DALI fill missing fields of listed tensors (server qa/L0_model_config
- * autofill_noplatform_success/tensorrt/incomplete_input, dali_backend qa/L0_autoconfig partial_autoconfig); python
+ * none is given); tensorrt fills missing fields of the tensors a non-empty list names and adds none
+ * (tensorrt_backend src/model_state.cc:976-990 FixIO: the engine's tensors replace an empty list, else each listed
+ * tensor is matched by name; server qa/L0_model_config autofill_noplatform_success/tensorrt/incomplete_input); DALI
+ * fills listed tensors and adds the pipeline's others (dali_backend qa/L0_autoconfig partial_autoconfig); python
  * runs TritonPythonModel.auto_complete_config when the class has it (python_backend src/pb_stub.cc:522-525); the vLLM
  * backend's model.py defines it (vllm_backend src/model.py:50).
  */
@@ -29,6 +34,7 @@ export function ioCompletion(model: LoadedModel): IoCompletion {
     case 'openvino':
       return 'when-empty';
     case 'tensorrt':
+      return 'fills-listed';
     case 'dali':
     case 'vllm':
       return 'fills-entries';

@@ -9,6 +9,9 @@ import {
 import type { Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
 import { loadFixture } from './ensemble-fixtures';
+import { makeRepo, removeRepos, type RepoFiles } from './repo-builder';
+
+afterAll(removeRepos);
 
 /** Graph diagnostics of ensemble `model` in fixture `ensemble-<fixture>`, with the parser's findings passed in. */
 function graphDiagnostics(fixture: string, model = 'ens'): Diagnostic[] {
@@ -192,6 +195,56 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       const diagnostics = graphDiagnostics('autocomplete-io');
       expect(errors(diagnostics)).toEqual([]);
       expect(diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'ensemble-step-unchecked']]);
+    });
+
+    describe('a step into a model whose backend completes its config, where the config already lists tensors', () => {
+      const tensor = (name: string) => `{ name: "${name}" data_type: TYPE_FP32 dims: [ 16 ] }`;
+      /** Model `net` (its config's first lines given) with input `in` and output `out`, and an ensemble into it. */
+      const repo = (net: string, netFiles: RepoFiles, inputKey: string, outputKey: string): RepoFiles => ({
+        'net/config.pbtxt': `${net}\ninput [ ${tensor('in')} ]\noutput [ ${tensor('out')} ]\n`,
+        ...netFiles,
+        'ens/config.pbtxt':
+          `platform: "ensemble"\ninput [ ${tensor('x')} ]\noutput [ ${tensor('y')} ]\n` +
+          'ensemble_scheduling { step [ { model_name: "net" model_version: -1 ' +
+          `input_map { key: "${inputKey}" value: "x" } output_map { key: "${outputKey}" value: "y" } } ] }\n`,
+        'ens/1/': null,
+      });
+      const codes = (diagnostics: readonly Diagnostic[]) =>
+        diagnostics.filter((d) => d.model === 'ens').map((d) => [d.severity, d.code]);
+
+      it('rejects an unknown map key for TensorRT, which fills listed tensors but adds none', async () => {
+        // tensorrt_backend src/model_state.cc:976-990 (FixIO): only an empty list is replaced by the engine's tensors.
+        const report = await validateRepository(
+          makeRepo(repo('platform: "tensorrt_plan"', { 'net/1/model.plan': '' }, 'in_0', 'out_0')),
+        );
+        expect(codes(report.diagnostics)).toEqual([
+          ['error', 'ensemble-unknown-input'],
+          ['error', 'ensemble-unknown-output'],
+        ]);
+        expect(report.diagnostics.find((d) => d.code === 'ensemble-unknown-input')!.message).toContain(
+          "in ensemble ens, ensemble tensor x is mapping to non-existing input in_0 in model net. 'net' has input 'in'",
+        );
+        expect(report.ok).toBe(false);
+      });
+
+      it("warns only where the backend may add tensors: a python model's auto_complete_config", async () => {
+        const model = [
+          'import triton_python_backend_utils as pb_utils',
+          'class TritonPythonModel:',
+          '    @staticmethod',
+          '    def auto_complete_config(config):',
+          '        return config',
+          '    def execute(self, requests):',
+          '        return []',
+          '',
+        ].join('\n');
+        const report = await validateRepository(makeRepo(repo('backend: "python"', { 'net/1/model.py': model }, 'in_0', 'out_0')));
+        expect(codes(report.diagnostics)).toEqual([
+          ['warning', 'ensemble-unknown-input'],
+          ['warning', 'ensemble-unknown-output'],
+        ]);
+        expect(report.ok).toBe(true);
+      });
     });
   });
 

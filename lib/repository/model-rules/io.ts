@@ -49,6 +49,7 @@ function missingList(model: LoadedModel, r: Reporter, what: 'inputs' | 'outputs'
   const backend = model.backend ?? '';
   switch (completion) {
     case 'when-empty':
+    case 'fills-listed':
     case 'fills-entries': {
       const by = backend === 'python' ? 'auto_complete_config function' : backend === 'vllm' ? 'vLLM backend' : 'model file';
       r.warning(`missing-${what}`, c, undefined, `Model '${model.name}' declares no ${what}; Triton fills them ` +
@@ -91,13 +92,13 @@ export function checkTensor(
 ) {
   const c = model.config;
   // Where the backend completes listed tensors, a missing data_type or dims is its to fill (10.1): a warning.
-  const fills = completion === 'fills-entries' || completion === 'unknown';
+  const fills = completion === 'fills-listed' || completion === 'fills-entries' || completion === 'unknown';
   const incomplete = (code: string, at: object, field: string | undefined, triton: string) =>
     completion === 'filled'
       ? undefined
       : fills
       ? r.warning(code, at, field, `${triton}, unless the ${model.backend} backend fills it in at load: ` +
-          (completion === 'fills-entries'
+          (completion === 'fills-listed' || completion === 'fills-entries'
             ? 'it does (auto-complete), so this is checked at load, not here.'
             : 'this tool does not know whether it does; declare it to be sure.'))
       : r.error(code, at, field, `${triton}.`);

@@ -59,7 +59,7 @@ export function checkMissingConfig(model: LoadedModel, r: Reporter) {
   // core src/model.cc:94-98: without config.pbtxt the load goes on only when the backend sets a config; the python
   // backend always does (python_backend src/python_be.cc:2050-2056), as do those that auto-complete.
   const completion = ioCompletion(model);
-  if (completion === 'when-empty' || completion === 'fills-entries') {
+  if (completion === 'when-empty' || completion === 'fills-listed' || completion === 'fills-entries') {
     r.file('warning', 'config-missing', where, `Model '${model.name}' has no config.pbtxt; Triton generates it from ` +
       `the ${model.backend === 'python' ? 'auto_complete_config function' : `${model.backend} model`} at load time.${hint} ` +
       "Write a config.pbtxt to fix inputs, outputs and batching (and so SageMaker's ensemble detection can read it).");
