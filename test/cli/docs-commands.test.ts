@@ -169,7 +169,8 @@ describe('command lines in the docs', () => {
       { line: 1, text: 'package r [-o a | -o d/] --json' },
       { line: 1, text: 'list' },
     ]);
-    expect(commandLines('run\n```\nnpx mme-deploy validate \\\n  --mme repo\n```\nthen `mme-deploy graph r`; `npm i mme-deploy x`.')).toEqual([
+    const markdown = 'run\n```\nnpx mme-deploy validate \\\n  --mme repo\n```\nthen `mme-deploy graph r`; `npm i mme-deploy x`.';
+    expect(commandLines(markdown)).toEqual([
       { line: 3, text: 'validate  --mme repo' },
       { line: 6, text: 'graph r' },
     ]);
