@@ -68,7 +68,8 @@ export function reportFailure(err: unknown, io: CliIo, json: boolean): number {
 
 type SetExit = (code: number) => void;
 
-function buildProgram(io: CliIo, setExit: SetExit): Command {
+/** The whole command tree; exported so tests can read the grammar (docs name only commands and options it has). */
+export function buildProgram(io: CliIo, setExit: SetExit): Command {
   const program = new Command('mme-deploy')
     .description(
       'Validate, package, deploy and operate NVIDIA Triton ensembles on Amazon SageMaker GPU multi-model endpoints.',
