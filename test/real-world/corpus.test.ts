@@ -154,7 +154,8 @@ describe('the corpus itself', () => {
       const source = corpus.sources[c.source];
       expect(source).toBeDefined();
       expect(source!.commit).toMatch(/^[0-9a-f]{40}$/);
-      expect(['Apache-2.0', 'BSD-3-Clause', 'MIT']).toContain(source!.licence);
+      // MIT-0 (aws-samples' usual licence) is MIT without the attribution clause: copying its configs asks even less.
+      expect(['Apache-2.0', 'BSD-3-Clause', 'MIT', 'MIT-0']).toContain(source!.licence);
       expect(statSync(caseDir(c)).isDirectory()).toBe(true);
       expect(c.triton.loads ? c.triton.evidence : c.triton.message).toBeTruthy();
     }
@@ -163,7 +164,7 @@ describe('the corpus itself', () => {
   it('has breadth: dozens of repositories, more than a hundred models', () => {
     const repositories = new Set(corpus.cases.map((c) => corpus.sources[c.source]!.repo));
     const models = files(join(CORPUS_DIR, 'cases')).filter((f) => f.endsWith('/config.pbtxt')).length;
-    expect(repositories.size).toBeGreaterThanOrEqual(16);
+    expect(repositories.size).toBeGreaterThanOrEqual(17);
     expect(corpus.cases.length).toBeGreaterThanOrEqual(24);
     expect(models).toBeGreaterThan(100);
   });
