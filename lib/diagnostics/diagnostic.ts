@@ -62,6 +62,11 @@ export function diagnostic(
   };
 }
 
+/** The same fault as a warning, `why` appended: for an error that cannot fail where the finding is used. */
+export function asWarning(d: Diagnostic, why: string): Diagnostic {
+  return { ...d, severity: 'warning', message: d.message + why };
+}
+
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
   return diagnostics.some((d) => d.severity === 'error');
 }

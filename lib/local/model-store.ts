@@ -10,7 +10,7 @@ import { extractTarGz } from '../archive/tar-reader';
 import { diagnostic, Diagnostic, hasErrors } from '../diagnostics';
 import { ErrorCode, MmeError, isMmeError, unreadable } from '../errors';
 import { discoverModels, RepositoryAccessError } from '../repository/discover';
-import { checkMmeArchive } from '../repository/mme-rules';
+import { checkMmeArchive, outsideTheLoad } from '../repository/mme-rules';
 
 /** Where SageMaker puts MME archives inside the container; the only root Triton's LOAD accepts. */
 export const CONTAINER_MODELS_ROOT = '/opt/ml/models';
@@ -176,10 +176,11 @@ async function checkExtracted(modelDir: string, targetModel: string): Promise<{ 
     }
     throw err;
   }
-  const diagnostics = [
+  // A stray directory beside the ensemble SageMaker finds is never loaded: a warning there, as in `package`.
+  const diagnostics = outsideTheLoad(discovery, [
     ...discovery.diagnostics.filter((d) => d.code === 'stray-directory' || d.code === 'empty-repository'),
     ...(await checkMmeArchive(discovery, targetModel)),
-  ];
+  ]);
   const tensorrtPlans = discovery.models.filter((m) => m.platform === 'tensorrt_plan').map((m) => m.name);
   return { diagnostics, tensorrtPlans };
 }

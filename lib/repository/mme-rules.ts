@@ -3,7 +3,7 @@
 
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { readTarGz } from '../archive/tar-reader';
-import { diagnostic, type Diagnostic, type Severity } from '../diagnostics';
+import { asWarning, diagnostic, type Diagnostic, type Severity } from '../diagnostics';
 import { isInside } from '../paths';
 import type { Discovery } from './discover';
 import { decoupledModels, topLevelEnsembles } from './ensemble-graph';
@@ -144,8 +144,8 @@ function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedMod
   }
 }
 
-/** Models that the loaded ensemble never reaches are downloaded and extracted on every cold load for nothing. */
-function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>, out: Diagnostic[]) {
+/** `loaded` and every model its ensemble steps name, transitively: what core loads along with it. */
+function reachedFrom(loaded: LoadedModel, models: ReadonlyMap<string, LoadedModel>): Set<string> {
   const reached = new Set<string>();
   const visit = (m: LoadedModel) => {
     if (reached.has(m.name)) return;
@@ -156,6 +156,36 @@ function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>
     }
   };
   visit(loaded);
+  return reached;
+}
+
+/**
+ * Errors SageMaker never meets: those of directories it does not load, made warnings. Its loader registers the one
+ * directory whose config.pbtxt matches SAGEMAKER_ENSEMBLE_PATTERN and loads it alone (server src/sagemaker_server.cc:
+ * 1016-1021, 1033-1035, 1109 TRITONSERVER_ServerLoadModel in explicit mode); core loads the models its steps name
+ * and no other directory (sagemaker-mme-contract.md §3), so a stray or broken directory beside a found ensemble does
+ * not fail the load. When the choice depends on readdir order (no match, or several: reported by the archive rules)
+ * nothing is changed, nor are the archive rules' own findings.
+ */
+export function outsideTheLoad(discovery: Discovery, diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  // A hidden directory's config.pbtxt (or one under a name that is not UTF-8) is read by SageMaker's scan but not here.
+  const unseen = discovery.diagnostics.some((d) => d.code === 'hidden-model-directory' || d.code === 'name-not-utf8');
+  const matching = discovery.models.filter((m) => m.configText !== undefined && SAGEMAKER_ENSEMBLE_PATTERN.test(m.configText));
+  if (discovery.layout !== 'repository' || unseen || matching.length !== 1) return [...diagnostics];
+  const loaded = matching[0]!;
+  const reached = reachedFrom(loaded, new Map(discovery.models.map((m) => [m.name, m])));
+  return diagnostics.map((d) => {
+    if (d.severity !== 'error' || d.model === undefined || reached.has(d.model) || d.code.startsWith('mme-')) return d;
+    const why =
+      ` On this multi-model endpoint it does not fail the load: SageMaker loads only '${loaded.name}' and the models its ` +
+      `steps name, never '${d.model}' (it is still downloaded with every cold load).`;
+    return asWarning(d, why);
+  });
+}
+
+/** Models that the loaded ensemble never reaches are downloaded and extracted on every cold load for nothing. */
+function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>, out: Diagnostic[]) {
+  const reached = reachedFrom(loaded, models);
   for (const m of models.values()) {
     if (reached.has(m.name) || isEnsemble(m)) continue;
     const pythonHint =

@@ -551,10 +551,13 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
       'classifier/1/model.py': '',
       'spare/config.pbtxt': CLASSIFIER_CONFIG.replace('classifier', 'spare'),
       'spare/1/': '',
+      '__MACOSX/ensemble/._config.pbtxt': '',
     });
     const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalLoad(archive, base(), io)).toBe(0);
     expect(io.err()).toContain("warning [mme-unused-model] 'spare' is not a step of ensemble 'ensemble'");
+    // Beside the ensemble SageMaker finds, a stray directory is never loaded (sagemaker_server.cc:1033-1035).
+    expect(io.err()).toContain('warning [stray-directory]');
   });
 
   it('extracts links that stay inside the archive, as a conda environment holds them', async () => {

@@ -89,9 +89,26 @@ output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
     expect(found).not.toContain('error:mme-multiple-ensembles');
   });
 
-  it('rejects stray directories but ignores what the packer leaves out', async () => {
-    expect(await mme({ ...pre(), ...net, ...ensemble(), '__MACOSX/': null })).toContain('error:stray-directory');
+  it('rejects a stray directory beside one model (SageMaker may load either) but ignores what the packer leaves out', async () => {
+    expect(await mme({ ...net, '__MACOSX/': null })).toContain('error:stray-directory');
+    expect(await mme({ ...net, '.vscode/settings.json': '{}' })).toContain('error:stray-directory');
     expect(await mme({ ...pre(), ...net, ...ensemble(), '.ipynb_checkpoints/x': 'y', 'pre/1/__pycache__/m.pyc': 'z' })).toEqual([]);
+  });
+
+  it('only warns about directories beside a found ensemble that SageMaker never loads (sagemaker_server.cc:1033-1035, 1109)', async () => {
+    const debris: RepoFiles = { '__MACOSX/ens/._config.pbtxt': 'x', '.vscode/settings.json': '{}', 'workspace/export.sh': 'x' };
+    const found = await mme({ ...pre(), ...net, ...ensemble(), ...debris });
+    expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
+    expect(found).toEqual(expect.arrayContaining(['warning:stray-directory', 'warning:no-version', 'warning:mme-unused-model']));
+    // A plain Triton repository loads every directory: there they are errors.
+    const plain = await validateRepository(makeRepo({ ...pre(), ...net, ...ensemble(), ...debris }));
+    expect(plain.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(
+      expect.arrayContaining(['stray-directory', 'no-version']),
+    );
+    // A composing model's fault is met at load, and so is any fault when SageMaker's choice depends on readdir order.
+    const broken = { ...pre(), ...net, ...ensemble(), ...debris, 'net/config.pbtxt': `${net['net/config.pbtxt']}\nmax_batch_size: 8` };
+    expect(await mme(broken)).toContain('error:duplicate-field');
+    expect(await mme({ ...pre(), ...net, ...ensemble('a'), ...ensemble('b'), '__MACOSX/': null })).toContain('error:stray-directory');
   });
 
   it('requires a version directory for the ensemble too', async () => {
