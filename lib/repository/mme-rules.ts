@@ -177,8 +177,8 @@ export function outsideTheLoad(discovery: Discovery, diagnostics: readonly Diagn
   return diagnostics.map((d) => {
     if (d.severity !== 'error' || d.model === undefined || reached.has(d.model) || d.code.startsWith('mme-')) return d;
     const why =
-      ` On this multi-model endpoint it does not fail the load: SageMaker loads only '${loaded.name}' and the models its ` +
-      `steps name, never '${d.model}' (it is still downloaded with every cold load).`;
+      ` Not on this multi-model endpoint, though: SageMaker loads only '${loaded.name}' and the models its steps name, ` +
+      `never '${d.model}' (which is still downloaded and extracted with every cold load).`;
     return asWarning(d, why);
   });
 }

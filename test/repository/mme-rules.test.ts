@@ -100,6 +100,10 @@ output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
     const found = await mme({ ...pre(), ...net, ...ensemble(), ...debris });
     expect(found.filter((c) => c.startsWith('error:'))).toEqual([]);
     expect(found).toEqual(expect.arrayContaining(['warning:stray-directory', 'warning:no-version', 'warning:mme-unused-model']));
+    // The warning says why it is one: the ensemble SageMaker loads, and the directory it never loads.
+    const report = await validateRepository(makeRepo({ ...pre(), ...net, ...ensemble(), ...debris }), { mme: true });
+    const stray = report.diagnostics.find((d) => d.code === 'stray-directory' && d.file === '__MACOSX');
+    expect(stray?.message).toContain("SageMaker loads only 'ens' and the models its steps name, never '__MACOSX'");
     // A plain Triton repository loads every directory: there they are errors.
     const plain = await validateRepository(makeRepo({ ...pre(), ...net, ...ensemble(), ...debris }));
     expect(plain.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(
