@@ -249,6 +249,17 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     await expectClean({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x', 'm/1/model.bin': 'x' });
   });
 
+  it("words a missing model file as the backend does (\"unable to find '...' for model instance\")", async () => {
+    const message = async (files: RepoFiles) =>
+      (await validateRepository(makeRepo(files))).diagnostics.find((d) => d.code === 'model-file-missing')?.message;
+    expect(await message({ 'm/config.pbtxt': onnx()['m/config.pbtxt']!, 'm/1/': null }))
+      .toMatch(/^unable to find 'm\/1\/model\.onnx' for model instance 'm': /);
+    expect(await message({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/': null }))
+      .toMatch(/^unable to find 'm\/1\/model\.xml' for model 'm': /);
+    expect(await message({ 'm/config.pbtxt': `platform: "tensorflow_graphdef" max_batch_size: 1 ${IO}`, 'm/1/': null }))
+      .toMatch(/^m\/1\/model\.graphdef is missing: /);
+  });
+
   it('warns when a cc_model_filenames file is missing', async () => {
     await expectFault(onnx('cc_model_filenames { key: "7.5" value: "t4.onnx" }'), 'cc-model-file-missing', 'warning');
     await expectClean(onnx('cc_model_filenames { key: "7.5" value: "t4.onnx" }', { 'm/1/t4.onnx': 'x' }));

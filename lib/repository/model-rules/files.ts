@@ -6,6 +6,19 @@ import { LoadedModel, relPath } from '../model';
 import { checkPythonModel } from './python';
 import type { Reporter } from './reporter';
 
+/**
+ * How the backends that check for the model file themselves word its absence ("unable to find '<path>' for model
+ * instance '<name>'"), so users can search for it: onnxruntime_backend @ 00fd3e8 src/onnxruntime.cc:423-427,
+ * pytorch_backend @ 266fd38 src/pt/model_state.cc:203-206, tensorrt_backend @ e2ef6d7 src/instance_state.cc:166-170,
+ * openvino_backend @ db19304 src/openvino.cc:225-229 ("for model").
+ */
+const MISSING_FILE_WORDING: Readonly<Record<string, string>> = {
+  onnxruntime: 'model instance',
+  pytorch: 'model instance',
+  tensorrt: 'model instance',
+  openvino: 'model',
+};
+
 export function checkModelFiles(model: LoadedModel, r: Reporter) {
   const rule = modelFileRule(model);
   const filename = model.defaultModelFilename;
@@ -37,10 +50,12 @@ export function checkModelFiles(model: LoadedModel, r: Reporter) {
       continue;
     }
     if (!stats) {
+      const triton = MISSING_FILE_WORDING[model.backend ?? ''];
       const message = model.backend === 'python'
         ? `Python model file not found in '${file}'. Put model.py in ${relPath(model.relDir, dirName)}/ (or set default_model_filename).`
-        : `${file} is missing: the ${model.backend} backend loads ${filename} from each version directory. Add the ` +
-          `model file, or set default_model_filename to the file's name.`;
+        : `${triton ? `unable to find '${file}' for ${triton} '${model.name}'` : `${file} is missing`}: the ` +
+          `${model.backend} backend loads ${filename} from each version directory. Add the model file, or set ` +
+          `default_model_filename to the file's name.`;
       r.file('error', 'model-file-missing', file, message);
       continue;
     }
