@@ -104,6 +104,8 @@ export function pythonConfigJson(model: LoadedModel): Record<string, unknown> {
   };
 }
 
+const SYNTAX_ERRORS: ReadonlySet<string> = new Set(['SyntaxError', 'IndentationError', 'TabError']);
+
 /** A run's result as diagnostics on model.py and, when it worked, the completed config. */
 function completionOf(model: LoadedModel, file: string, path: string, result: AutoCompleteResult): Completion {
   const source = { file, model: model.name, text: model.files.readText(path) };
@@ -112,7 +114,9 @@ function completionOf(model: LoadedModel, file: string, path: string, result: Au
   const message = `${result.type}: ${result.message}`;
   switch (result.stage) {
     case 'import':
-      if (result.type === 'SyntaxError') {
+      // python_backend @ f9088ff src/pb_stub.cc:2068 imports model.py as a module: a file that does not compile fails
+      // the load in any python. IndentationError and TabError are SyntaxError's subclasses, reported by their own name.
+      if (SYNTAX_ERRORS.has(result.type)) {
         return {
           diagnostics: [
             diagnostic(

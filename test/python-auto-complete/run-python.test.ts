@@ -100,6 +100,19 @@ class TritonPythonModel:
     expect(report.diagnostics.find((d) => d.code === 'python-import')?.message).toContain('NO_SUCH_NAME');
   });
 
+  it('reports a model.py that does not compile, an IndentationError too, as an error at its line', async () => {
+    // A try/except whose except is indented one space off, as in a community model.py.
+    const misindented = 'class TritonPythonModel:\n    def execute(self, requests):\n        try:\n            x = 1\n' +
+      '         except Exception:\n            pass\n';
+    const config = 'backend: "python" input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] } ] ' +
+      'output [ { name: "B" data_type: TYPE_FP32 dims: [ 1 ] } ]';
+    const report = await run({ 'm/config.pbtxt': config, 'm/1/model.py': misindented });
+    expect(report.ok).toBe(false);
+    const d = report.diagnostics.find((x) => x.code === 'python-syntax')!;
+    expect(d).toMatchObject({ severity: 'error', file: 'm/1/model.py', line: 5 });
+    expect(d.message).toContain('IndentationError: unindent does not match any outer indentation level');
+  });
+
   it('says auto_complete_config must return the config it was given', async () => {
     const report = await run({ 'tok/1/model.py': TOKENIZER_PY.replace('        return config\n', '        return None\n') });
     expect(report.diagnostics.find((x) => x.code === 'python-auto-complete')!.message).toContain(
