@@ -533,8 +533,10 @@ class TextFormatParser {
     const values = this.schema.enums[enumName]!;
     const start = this.token;
     if (start.kind === 'identifier') {
-      this.advance();
-      if (values.includes(start.text)) return start.text;
+      const known = values.includes(start.text);
+      // `data_type:` left empty: the name after it is the next field's, left to be parsed (see skipScalar)
+      if (known || !this.startsField()) this.advance();
+      if (known) return start.text;
       if (start.text === 'TYPE_BYTES' && enumName === 'DataType') {
         this.report(
           start,
@@ -581,6 +583,12 @@ class TextFormatParser {
     return this.token.kind === 'symbol' && this.token.text === text;
   }
 
+  /** Whether the current token is a field's name: an identifier followed by what only a field name is followed by. */
+  private startsField(): boolean {
+    const next = this.scanner.peek();
+    return next.kind === 'symbol' && (next.text === ':' || next.text === '{' || next.text === '[' || next.text === '<');
+  }
+
   private skipSeparator(): void {
     if (this.isSymbol(',') || this.isSymbol(';')) this.advance();
   }
@@ -595,13 +603,18 @@ class TextFormatParser {
     return this.token.text;
   }
 
-  /** Skips one scalar value (with a sign, and adjacent strings) after a reported type error. */
+  /**
+   * Skips one scalar value (with a sign, and adjacent strings) after a reported type error. A name followed by `:`,
+   * `{`, `[` or `<` is not a value but the next field (`max_batch_size:` left empty, as in a template): it is left
+   * to be parsed, so the one mistake is not reported again as errors about what follows it.
+   */
   private skipScalar(): void {
     if (this.isSymbol('-')) this.advance();
     if (this.token.kind === 'string') {
       while (this.token.kind === 'string') this.advance();
       return;
     }
+    if (this.token.kind === 'identifier' && this.startsField()) return;
     if (this.token.kind === 'identifier' || this.token.kind === 'integer' || this.token.kind === 'float') this.advance();
   }
 

@@ -113,6 +113,14 @@ export class Scanner {
     };
   }
 
+  /** The token `next()` would return, without consuming it. */
+  peek(): Token {
+    const { pos, line, lineStart, start, startLine, startColumn } = this;
+    const tok = this.next();
+    Object.assign(this, { pos, line, lineStart, start, startLine, startColumn });
+    return tok;
+  }
+
   next(): Token {
     this.skipWhitespaceAndComments();
     const start = (this.start = this.pos);

@@ -153,6 +153,22 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     expect(codes).toEqual(['unknown-field', 'unknown-field', 'wrong-value-type']);
   });
 
+  it('reports each value a template leaves blank once, on its own line, and reads the field after it as a field', () => {
+    // odlab-ai/odlab-triton's model_repository/ensemble/config.pbtxt: `max_batch_size:` then `input [`; protobuf
+    // stops at 6:1 ("Expected integer, got: input"); the rest is not an extension ("[...]") nor a value of the blank.
+    const text = 'name: "e"\nmax_batch_size: \n\ninput [\n  {\n    name: \n    data_type: \n    dims: \n  }\n]\n';
+    const found = errors(text).map((d) => [d.line, d.code, d.message]);
+    expect(found).toEqual([
+      [4, 'wrong-value-type', 'Expected integer for int32 field "max_batch_size", got: "input".'],
+      [7, 'wrong-value-type', 'Expected string for field "name", got: "data_type". Put the value in double quotes.'],
+      [8, 'unknown-enum-value', expect.stringContaining('Unknown enumeration value of "dims" for field "data_type".')],
+      [9, 'wrong-value-type', 'Expected integer for int64 field "dims", got: "}".'],
+    ]);
+    // A name that is a value (an enum word, an identifier in a number's place) is still consumed as one.
+    expect(errors('max_batch_size: foo\nname: "e"').map((d) => d.line)).toEqual([1]);
+    expect(errors('input { data_type: TYPE_FP3 name: "x" }').map((d) => d.code)).toEqual(['unknown-enum-value']);
+  });
+
   it('rejects an unknown enum value and suggests the nearest', () => {
     const [d] = errors('instance_group { kind: KIND_GPUS }');
     expect(d).toMatchObject({ code: 'unknown-enum-value', column: 24 });
