@@ -164,7 +164,7 @@ describe('the corpus itself', () => {
   it('has breadth: dozens of repositories, more than a hundred models', () => {
     const repositories = new Set(corpus.cases.map((c) => corpus.sources[c.source]!.repo));
     const models = files(join(CORPUS_DIR, 'cases')).filter((f) => f.endsWith('/config.pbtxt')).length;
-    expect(repositories.size).toBeGreaterThanOrEqual(23);
+    expect(repositories.size).toBeGreaterThanOrEqual(27);
     expect(corpus.cases.length).toBeGreaterThanOrEqual(24);
     expect(models).toBeGreaterThan(100);
   });
