@@ -8,12 +8,13 @@ import { App, AssetStaging } from 'aws-cdk-lib';
 import { TritonImage, TritonMmeStack, TritonMmeStackProps } from '../../constructs';
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+type Outputs = Record<string, { Value: unknown }>;
 
-function synth(outdir: string, props: TritonMmeStackProps): { resources: Resources; outputs: Record<string, { Value: unknown }> } {
+function synth(outdir: string, props: TritonMmeStackProps): { resources: Resources; outputs: Outputs } {
   AssetStaging.clearAssetHashCache();
   const app = new App({ outdir });
   new TritonMmeStack(app, 'TritonMme', props);
-  const template = app.synth().getStackByName('TritonMme').template as { Resources: Resources; Outputs: Record<string, { Value: unknown }> };
+  const template = app.synth().getStackByName('TritonMme').template as { Resources: Resources; Outputs: Outputs };
   return { resources: template.Resources, outputs: template.Outputs };
 }
 
