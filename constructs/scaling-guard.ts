@@ -15,7 +15,9 @@
 //    (DeletionPolicy Retain): deleting it would deregister the new registration, which has the same ResourceId.
 //    The old policies have other names, so deleting them cannot touch the new ones.
 // The guard itself deregisters when it is deleted (autoscaling removed from the app); a deleted endpoint needs
-// nothing: Application Auto Scaling drops the targets of an endpoint SageMaker deletes.
+// nothing: Application Auto Scaling deregisters the variants of an endpoint SageMaker deletes, when the caller may
+// deregister them (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling.html, "Delete endpoints configured
+// for auto scaling").
 
 import { CustomResource, Stack } from 'aws-cdk-lib';
 import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';

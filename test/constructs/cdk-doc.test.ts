@@ -1,0 +1,130 @@
+// docs/cdk.md is what a CDK user copies from: its ```ts samples must compile against the real exports, and the names
+// its tables list must be the ones the code reads. Both drift silently when a prop or a context key is renamed.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as ts from 'typescript';
+import { APP_CONTEXT_KEYS } from '../../constructs';
+
+const root = join(__dirname, '..', '..');
+const doc = readFileSync(join(root, 'docs', 'cdk.md'), 'utf8');
+
+/** The ```ts blocks of the doc, with the line each starts on. */
+function tsBlocks(markdown: string): Array<{ line: number; code: string }> {
+  const blocks: Array<{ line: number; code: string }> = [];
+  const pattern = /^```ts\n([\s\S]*?)^```$/gm;
+  for (let m = pattern.exec(markdown); m; m = pattern.exec(markdown)) {
+    blocks.push({ line: markdown.slice(0, m.index).split('\n').length, code: m[1]! });
+  }
+  return blocks;
+}
+
+/** The rows of the markdown table that follows `heading` (the first table after it), as arrays of cells. */
+function tableAfter(markdown: string, heading: string): string[][] {
+  const start = markdown.indexOf(heading);
+  if (start < 0) throw new Error(`docs/cdk.md has no '${heading}'.`);
+  const lines = markdown.slice(start).split('\n');
+  const first = lines.findIndex((l) => l.startsWith('|'));
+  const rows: string[][] = [];
+  for (const line of lines.slice(first + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim()));
+  }
+  return rows;
+}
+
+/** The `code` spans of a cell. */
+const codeSpans = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+/** The names of the properties of an exported interface of constructs/, as the compiler sees them. */
+function interfaceProperties(program: ts.Program, name: string): string[] {
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(join(root, 'constructs', 'index.ts'))!;
+  const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(source)!).find((s) => s.name === name);
+  if (!symbol) throw new Error(`constructs/ exports no ${name}.`);
+  const type = checker.getDeclaredTypeOfSymbol(symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+  return type.getProperties().map((p) => p.name);
+}
+
+describe('docs/cdk.md', () => {
+  const blocks = tsBlocks(doc);
+  // The samples live in memory as files of this directory, so that they resolve aws-cdk-lib as the project does.
+  const virtual = new Map<string, string>();
+  // The samples use a few names they do not declare (the user's stack, function, API, and the endpoint of the sample
+  // before): declared here once, globally, so that a sample's own declarations shadow them.
+  const globals = join(__dirname, '__cdk-doc-globals.d.ts');
+  virtual.set(
+    globals,
+    [
+      "declare const stack: import('aws-cdk-lib').Stack;",
+      "declare const apiFunction: import('aws-cdk-lib/aws-lambda').IFunction;",
+      "declare const api: import('aws-cdk-lib/aws-apigateway').RestApi;",
+      "declare const apigateway: typeof import('aws-cdk-lib/aws-apigateway');",
+      "declare const endpoint: import('mme-deploy/constructs').TritonMultiModelEndpoint;",
+    ].join('\n'),
+  );
+  const files = blocks.map((block, i) => {
+    const file = join(__dirname, `__cdk-doc-block-${i}.ts`);
+    virtual.set(file, `${block.code}\nexport {};\n`);
+    return file;
+  });
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: ['node'],
+    // The package's entry points, as the docs import them, mapped to the sources (dist/ may be stale or absent).
+    paths: { 'mme-deploy/constructs': [join(root, 'constructs', 'index.ts')], 'mme-deploy': [join(root, 'lib', 'index.ts')] },
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.fileExists = (f) => virtual.has(f) || fileExists.call(host, f);
+  host.readFile = (f) => virtual.get(f) ?? readFile.call(host, f);
+  host.getSourceFile = (f, language, ...rest) =>
+    virtual.has(f) ? ts.createSourceFile(f, virtual.get(f)!, language) : getSourceFile.call(host, f, language, ...rest);
+  const program = ts.createProgram([globals, ...files, join(root, 'constructs', 'index.ts')], options, host);
+
+  it('has ts samples (the extraction found them)', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('compiles every ```ts sample against the real exports', () => {
+    // Only the samples' own diagnostics: constructs/ and lib/ are type-checked by `npm run typecheck`.
+    const diagnostics = [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...[globals, ...files].flatMap((f) => ts.getPreEmitDiagnostics(program, program.getSourceFile(f))),
+    ];
+    const problems = diagnostics.map((d) => {
+      const index = d.file ? files.indexOf(d.file.fileName) : -1;
+      const line = index >= 0 ? blocks[index]!.line + 1 + d.file!.getLineAndCharacterOfPosition(d.start!).line : undefined;
+      return `docs/cdk.md${line ? `:${line}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("lists exactly the app's context keys", () => {
+    const keys = tableAfter(doc, '### Context keys').flatMap((row) => codeSpans(row[0]!));
+    expect([...keys].sort()).toEqual(Object.keys(APP_CONTEXT_KEYS).sort());
+  });
+
+  it.each([
+    ['### `TritonMultiModelEndpoint`', 'TritonMultiModelEndpointProps'],
+    ['### `MultiModelEndpointDashboard`', 'MultiModelEndpointDashboardProps'],
+  ])('names only real props in the table after %s', (heading, propsInterface) => {
+    const table = tableAfter(doc, heading);
+    const column = heading.includes('Dashboard') ? 2 : 0;
+    const named = table.flatMap((row) => codeSpans(row[column]!));
+    expect(named.length).toBeGreaterThan(3);
+    const props = interfaceProperties(program, propsInterface);
+    expect(named.filter((n) => !props.includes(n))).toEqual([]);
+  });
+
+  it('names every TritonMultiModelEndpoint prop in its table', () => {
+    const named = tableAfter(doc, '### `TritonMultiModelEndpoint`').flatMap((row) => codeSpans(row[0]!));
+    expect(interfaceProperties(program, 'TritonMultiModelEndpointProps').filter((p) => !named.includes(p))).toEqual([]);
+  });
+});
