@@ -8,7 +8,7 @@
 // leaves bin/mme-deploy.ts to this script (tsconfig.build.json excludes it).
 'use strict';
 const { buildSync } = require('esbuild');
-const { chmodSync } = require('node:fs');
+const { chmodSync, renameSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -20,9 +20,12 @@ const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...p
   .filter((name) => !BUNDLED.has(name))
   .flatMap((name) => [name, `${name}/*`]);
 const outfile = join(root, 'dist', 'bin', 'mme-deploy.js');
+// Written beside it and renamed into place: a test (or a shell) running the CLI while a rebuild is under way sees the
+// old file or the new one, never a half-written one.
+const partial = `${outfile}.${process.pid}.tmp`;
 buildSync({
   entryPoints: [join(root, 'bin', 'mme-deploy.ts')],
-  outfile,
+  outfile: partial,
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -34,4 +37,5 @@ buildSync({
   legalComments: 'none',
   logLevel: 'warning',
 });
-chmodSync(outfile, 0o755);
+chmodSync(partial, 0o755);
+renameSync(partial, outfile);
