@@ -10,12 +10,12 @@ const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
 const { fillFp16, fillRandom, mib, ONNX, writeLarge, writeOnnxModel } = require('./weight-files');
 
 const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const sizeMib = Number(args[args.indexOf('--size-mib') + 1] || 1024) || 1024;
-const keep = args.includes('--keep');
+const sizeMib = numberOption('--size-mib', 1024) || 1024;
+const keep = flag('--keep');
 
 function main() {
   const libArchive = path.join(ROOT, 'dist/lib/archive/index.js');
@@ -23,10 +23,7 @@ function main() {
     console.error('dist/ is missing: run `npm run build` first.');
     process.exit(2);
   }
-  if (!fs.existsSync('/usr/bin/time')) {
-    console.error('/usr/bin/time (GNU time) is needed to measure peak RSS.');
-    process.exit(2);
-  }
+  requireGnuTime();
   const loadAtStart = os.loadavg().map((n) => n.toFixed(1)).join(' ');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mme-bench-package-'));
   try {
@@ -108,9 +105,8 @@ function oursCommand(repo, out, libArchive) {
 }
 
 function run(name, command, out) {
-  const timed = spawnSync('/usr/bin/time', ['-f', '%e %M', 'sh', '-c', command], { encoding: 'utf8' });
-  if (timed.status !== 0) throw new Error(`${name} failed:\n${timed.stderr}`);
-  const [seconds, rssKib] = timed.stderr.trim().split('\n').pop().split(' ').map(Number);
+  const { seconds, rssKib, status, stderr } = timeCommand('sh', ['-c', command]);
+  if (status !== 0) throw new Error(`${name} failed:\n${stderr.join('\n')}`);
   const size = fs.statSync(out).size;
   console.log(`${name}: ${seconds.toFixed(2)} s, peak RSS ${(rssKib / 1024).toFixed(0)} MB, ${mib(size)} MiB`);
   return { name, seconds, rssKib, size };

@@ -8,16 +8,12 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { numberOption } = require('./measure');
 
 const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const MODELS = option('--models', 10_000);
-const REQUESTS = option('--requests', 1_000_000);
-const INSTANCES = option('--instances', 4);
+const MODELS = numberOption('--models', 10_000);
+const REQUESTS = numberOption('--requests', 1_000_000);
+const INSTANCES = numberOption('--instances', 4);
 const MiB = 1024 * 1024;
 
 function load(module) {

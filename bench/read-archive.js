@@ -8,21 +8,16 @@
 
 'use strict';
 
-const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
+const { flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
 
 const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const GIB = option('--gib', 10);
-const ENTRIES = option('--entries', 1_000_000);
-const keep = args.includes('--keep');
+const GIB = numberOption('--gib', 10);
+const ENTRIES = numberOption('--entries', 1_000_000);
+const keep = flag('--keep');
 const TARGET_RSS_MB = 200;
 
 function load() {
@@ -96,23 +91,14 @@ function file_(tar, name, content) {
 
 function runPlan(archive) {
   const cli = path.join(ROOT, 'dist/bin/mme-deploy.js');
-  const timed = spawnSync('/usr/bin/time', ['-f', '%e %M', process.execPath, cli, 'plan', archive, '--requests', '1000'], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
-  const lines = timed.stderr.trimEnd().split('\n');
-  const [seconds, kib] = lines.pop().split(' ').map(Number);
-  const exit = /Command exited with non-zero status (\d+)/.exec(lines.join('\n'));
-  const said = lines.filter((l) => !l.startsWith('Command exited')).join(' ').slice(0, 110);
-  return { seconds, rssMb: Math.round(kib / 1024), code: exit ? Number(exit[1]) : timed.status, said };
+  const timed = timeCommand(process.execPath, [cli, 'plan', archive, '--requests', '1000']);
+  const said = timed.stderr.join(' ').slice(0, 110);
+  return { seconds: timed.seconds, rssMb: Math.round(timed.rssKib / 1024), code: timed.status, said };
 }
 
 async function main() {
   const tar = load();
-  if (!fs.existsSync('/usr/bin/time')) {
-    console.error('/usr/bin/time (GNU time) is needed to measure peak RSS.');
-    process.exit(2);
-  }
+  requireGnuTime();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mme-bench-read-'));
   const zeros = GIB * 2 ** 30;
   const cases = [

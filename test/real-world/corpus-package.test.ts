@@ -10,7 +10,15 @@ import { pipeline } from 'node:stream/promises';
 import { formatDiagnostic } from '../../lib/diagnostics';
 import { packRepository } from '../../lib/bundle/pack-repository';
 import { stageArchive } from '../../lib/local/model-store';
-import { CorpusCase, generateOnnxModels, loadCorpus, materialize, onnxPython, removeMaterialized } from './corpus';
+import {
+  CorpusCase,
+  generateOnnxModels,
+  loadCorpus,
+  materialize,
+  onnxPython,
+  removeMaterialized,
+  targetsOf,
+} from './corpus';
 
 const corpus = loadCorpus();
 const python = onnxPython();
@@ -28,9 +36,7 @@ afterAll(() => {
 /** The directories of a case validated as MME archives, when the case is one SageMaker loads. */
 function mmeTargets(c: CorpusCase): string[] {
   if (!c.triton.loads || (c.expect && c.expect.exit !== 0) || (c as { pending?: string }).pending) return [];
-  const listed = (c as { validate?: { path: string; mme?: boolean }[] }).validate;
-  if (listed) return listed.filter((t) => t.mme).map((t) => t.path);
-  return c.mme ? ['.'] : [];
+  return targetsOf(c).filter((t) => t.mme).map((t) => t.path);
 }
 
 /** Regular files and directories GNU tar lists in an archive, without the trailing `/` of directories. */

@@ -11,7 +11,6 @@ import { validateRepository } from '../../lib/repository/validate';
 import {
   caseDir,
   CORPUS_DIR,
-  CorpusCase,
   Edit,
   Expectation,
   generateOnnxModels,
@@ -20,6 +19,8 @@ import {
   onnxPython,
   pythonStandIn,
   removeMaterialized,
+  Target,
+  targetsOf,
   TritonVerdict,
 } from './corpus';
 
@@ -37,17 +38,6 @@ function expectationOf(c: { triton: TritonVerdict; expect?: Expectation }): Expe
   if (c.expect) return c.expect;
   if (c.triton.loads) return { exit: 0 };
   return { exit: 1, diagnostics: [{ file: '', wording: c.triton.message! }] };
-}
-
-interface Target {
-  readonly path: string;
-  readonly mme: boolean;
-}
-
-function targetsOf(c: CorpusCase): Target[] {
-  const listed = (c as { validate?: { path: string; mme?: boolean }[] }).validate;
-  if (listed) return listed.map((t) => ({ path: t.path, mme: Boolean(t.mme) }));
-  return c.mme ? [{ path: '.', mme: false }, { path: '.', mme: true }] : [{ path: '.', mme: false }];
 }
 
 function show(diagnostics: readonly Diagnostic[]): string {

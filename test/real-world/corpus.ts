@@ -201,6 +201,19 @@ function autoCompleteBody(auto: RecordedAutoComplete, param: string): string[] {
   ];
 }
 
+/** A directory of a case that the tests validate, and whether as a SageMaker MME archive. */
+export interface Target {
+  readonly path: string;
+  readonly mme: boolean;
+}
+
+/** What a case validates: its `validate` list, or its root (and, for an `mme` case, its root as an archive too). */
+export function targetsOf(c: CorpusCase): Target[] {
+  const listed = (c as { validate?: { path: string; mme?: boolean }[] }).validate;
+  if (listed) return listed.map((t) => ({ path: t.path, mme: Boolean(t.mme) }));
+  return c.mme ? [{ path: '.', mme: false }, { path: '.', mme: true }] : [{ path: '.', mme: false }];
+}
+
 export function caseDir(c: { id: string }): string {
   return join(CORPUS_DIR, 'cases', c.id);
 }
