@@ -277,7 +277,10 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   addAwsOptions(
     program
       .command('status')
-      .description('Show the endpoint, its instances and auto scaling, and the last hour of model-cache and GPU metrics.'),
+      .description(
+        'Show the endpoint, its instances and auto scaling, the last hour of model-cache and GPU metrics, and the ' +
+          "hour's model failures from the logs.",
+      ),
   )
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
     .option('--variant <name>', 'the production variant (default: the only one)')
