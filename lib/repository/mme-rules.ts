@@ -174,11 +174,17 @@ export function outsideTheLoad(discovery: Discovery, diagnostics: readonly Diagn
   if (discovery.layout !== 'repository' || unseen || matching.length !== 1) return [...diagnostics];
   const loaded = matching[0]!;
   const reached = reachedFrom(loaded, new Map(discovery.models.map((m) => [m.name, m])));
+  const models = new Set(discovery.models.map((m) => m.name));
   return diagnostics.map((d) => {
     if (d.severity !== 'error' || d.model === undefined || reached.has(d.model) || d.code.startsWith('mme-')) return d;
+    // `package` keeps only model directories at the archive root (lib/bundle/pack-repository.ts): a stray one is
+    // left out, an unused model goes in and is downloaded with the rest.
+    const cost = models.has(d.model)
+      ? 'which is still downloaded and extracted with every cold load'
+      : '`package` leaves it out of the archive';
     const why =
       ` Not on this multi-model endpoint, though: SageMaker loads only '${loaded.name}' and the models its steps name, ` +
-      `never '${d.model}' (which is still downloaded and extracted with every cold load).`;
+      `never '${d.model}' (${cost}).`;
     return asWarning(d, why);
   });
 }
