@@ -120,7 +120,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       }
       const message =
         `'${entry.name}' is not a model, but Triton treats every subdirectory of a repository as one and fails to ` +
-        "load it (SageMaker's MME loader counts it as a model directory too). Delete it before packaging.";
+        "load it (SageMaker's MME loader counts it as a model directory too). Delete it or move it out of the repository.";
       diagnostics.push(diagnostic('error', 'stray-directory', message, { file: entry.name, model: entry.name }));
       continue;
     }

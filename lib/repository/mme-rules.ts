@@ -160,6 +160,18 @@ function reachedFrom(loaded: LoadedModel, models: ReadonlyMap<string, LoadedMode
 }
 
 /**
+ * Stray directories (`__MACOSX`, `.vscode`) in the archive `package` writes: none, since it keeps only model
+ * directories at the archive root (lib/bundle/pack-repository.ts), so their errors become warnings. Only for the
+ * archive-to-be (`package`, `validate --mme`): an archive someone else made (`local load`) may really hold one.
+ */
+export function leftOutOfTheArchive(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  const why =
+    ' For this archive it does not matter: `package` leaves it out, so SageMaker never sees it (if you make the archive ' +
+    'yourself, do delete it).';
+  return diagnostics.map((d) => (d.code === 'stray-directory' && d.severity === 'error' ? asWarning(d, why) : d));
+}
+
+/**
  * Errors SageMaker never meets: those of directories it does not load, made warnings. Its loader registers the one
  * directory whose config.pbtxt matches SAGEMAKER_ENSEMBLE_PATTERN and loads it alone (server src/sagemaker_server.cc:
  * 1016-1021, 1033-1035, 1109 TRITONSERVER_ServerLoadModel in explicit mode); core loads the models its steps name
@@ -174,17 +186,11 @@ export function outsideTheLoad(discovery: Discovery, diagnostics: readonly Diagn
   if (discovery.layout !== 'repository' || unseen || matching.length !== 1) return [...diagnostics];
   const loaded = matching[0]!;
   const reached = reachedFrom(loaded, new Map(discovery.models.map((m) => [m.name, m])));
-  const models = new Set(discovery.models.map((m) => m.name));
   return diagnostics.map((d) => {
     if (d.severity !== 'error' || d.model === undefined || reached.has(d.model) || d.code.startsWith('mme-')) return d;
-    // `package` keeps only model directories at the archive root (lib/bundle/pack-repository.ts): a stray one is
-    // left out, an unused model goes in and is downloaded with the rest.
-    const cost = models.has(d.model)
-      ? 'which is still downloaded and extracted with every cold load'
-      : '`package` leaves it out of the archive';
     const why =
       ` Not on this multi-model endpoint, though: SageMaker loads only '${loaded.name}' and the models its steps name, ` +
-      `never '${d.model}' (${cost}).`;
+      `never '${d.model}' (which is still downloaded and extracted with every cold load).`;
     return asWarning(d, why);
   });
 }

@@ -138,7 +138,7 @@ async function inspectRepository(
   }
   const unreadable = unreadableError(discovery);
   if (unreadable) throw unreadable;
-  const sorted = sortDiagnostics(mme ? mme.outsideTheLoad(discovery, diagnostics) : diagnostics);
+  const sorted = sortDiagnostics(mme ? mme.outsideTheLoad(discovery, mme.leftOutOfTheArchive(diagnostics)) : diagnostics);
   const report = { ok: !hasErrors(sorted), models: models.map(summarize), diagnostics: sorted };
   return keepArchive && archive ? { report, archive } : { report };
 }
