@@ -1,10 +1,10 @@
 // Runs python models' auto_complete_config in python3 subprocesses, one per model as Triton runs one stub process
 // per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { MmeError } from '../errors';
 import { RUNNER, STAND_IN_UTILS } from './stand-in';
 
@@ -46,7 +46,8 @@ export interface RunOptions {
 /** Runs every job; never throws for what a model does, only when python3 itself cannot be started. */
 export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options: RunOptions = {}): Promise<AutoCompleteResult[]> {
   if (jobs.length === 0) return [];
-  const python = options.python ?? process.env.MME_DEPLOY_PYTHON ?? 'python3';
+  const named = options.python ?? process.env.MME_DEPLOY_PYTHON ?? 'python3';
+  const python = jobs.length > 1 ? resolveInterpreter(named) : named;
   const dir = mkdtempSync(join(tmpdir(), 'mme-run-python-'));
   try {
     writeFileSync(join(dir, 'triton_python_backend_utils.py'), STAND_IN_UTILS);
@@ -64,6 +65,17 @@ export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options:
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The interpreter's own path, asked once for a run of several models: `python3` on PATH is often a shell shim (pyenv,
+ * asdf) that takes about a second to pick the interpreter, every time it starts. When it cannot be asked, the name
+ * as given: starting it then reports the problem.
+ */
+function resolveInterpreter(python: string): string {
+  const asked = spawnSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 30_000 });
+  const executable = asked.status === 0 ? asked.stdout.trim() : '';
+  return isAbsolute(executable) ? executable : python;
 }
 
 function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {

@@ -19,6 +19,7 @@ import {
   onnxPython,
   pythonStandIn,
   removeMaterialized,
+  runPythonInterpreter,
   Target,
   targetsOf,
   TritonVerdict,
@@ -26,6 +27,8 @@ import {
 
 const corpus = loadCorpus();
 const python = onnxPython();
+const interpreter = runPythonInterpreter();
+if (interpreter) process.env.MME_DEPLOY_PYTHON = interpreter;
 let onnxDir: string | undefined;
 
 beforeAll(() => {

@@ -219,6 +219,17 @@ export function caseDir(c: { id: string }): string {
 }
 
 /** The python3 that has the onnx package, or undefined. */
+/**
+ * The interpreter --run-python should start, as its own path: PATH's `python3` is often a shell shim (pyenv) that
+ * costs about a second per start, and the corpus starts python once per model, some hundred times. The library
+ * resolves it once per validation of several models; a case with one python model would still pay it each time.
+ */
+export function runPythonInterpreter(): string | undefined {
+  const named = process.env.MME_DEPLOY_PYTHON ?? 'python3';
+  const asked = spawnSync(named, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 60_000 });
+  return asked.status === 0 && asked.stdout.trim() ? asked.stdout.trim() : undefined;
+}
+
 export function onnxPython(): string | undefined {
   for (const python of [process.env.MME_DEPLOY_TEST_PYTHON, '/usr/bin/python3', 'python3']) {
     if (!python) continue;
