@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pythonWith } from '../tools';
 
 export const CORPUS_DIR = __dirname;
 
@@ -218,13 +219,9 @@ export function caseDir(c: { id: string }): string {
   return join(CORPUS_DIR, 'cases', c.id);
 }
 
-/** The python3 that has the onnx package, or undefined. */
+/** The python3 that has the onnx and numpy packages (test/tools.ts), or undefined. */
 export function onnxPython(): string | undefined {
-  for (const python of [process.env.MME_DEPLOY_TEST_PYTHON, '/usr/bin/python3', 'python3']) {
-    if (!python) continue;
-    if (spawnSync(python, ['-c', 'import onnx, numpy'], { timeout: 60_000 }).status === 0) return python;
-  }
-  return undefined;
+  return pythonWith(['onnx', 'numpy']);
 }
 
 /**
