@@ -28,7 +28,7 @@ class SummaryReporter {
       const other = install.filter((i) => !i.startsWith('apt-get install '));
       const command = [apt.length > 0 ? `sudo apt-get install ${[...new Set(apt)].join(' ')}` : '', ...other].filter(Boolean);
       lines.push(
-        `${skipped.length} test(s) skipped for missing tools (${[...new Set(skipped.map((s) => s.reason))].join('; ')}); ` +
+        `${skipped.length} test(s) skipped for what this machine lacks (${[...new Set(skipped.map((s) => s.reason))].join('; ')}); ` +
           `to run them: ${command.join(' && ')}`,
       );
     }

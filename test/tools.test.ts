@@ -97,7 +97,7 @@ describe('npm test on a machine with only Node (the tools hidden from PATH)', ()
     const run = jest(undefined);
     expect(run.output).toMatch(/0 failed, \d+ skipped/);
     expect(run.output).toMatch(/passes shellcheck — skipped: needs shellcheck \(install: apt-get install shellcheck\)/);
-    expect(run.output).toMatch(/skipped for missing tools .*to run them: sudo apt-get install .*protobuf-compiler/);
+    expect(run.output).toMatch(/skipped for what this machine lacks .*to run them: sudo apt-get install .*protobuf-compiler/);
     expect(run.output).toContain('skipped: cfn-lint of the synthesized templates needs cfn-lint (install: pip install cfn-lint==1.51.0)');
     expect(run.status).toBe(0);
   }, 240_000);

@@ -222,3 +222,15 @@ export function pythonWith(modules: readonly PythonModule[]): string | undefined
   const found = findTools({ python: modules });
   return found.ok ? found.python : undefined;
 }
+
+/**
+ * `describe` unless `problem` names something this machine lacks (not a tool: a permission, a setting); then the
+ * same rule as for a missing tool.
+ */
+export function suiteUnless(
+  problem: { readonly reason: string; readonly install: readonly string[] } | undefined,
+): (title: string, body: () => void) => void {
+  if (!problem) return describe;
+  const found = { ok: false as const, reason: problem.reason, install: problem.install };
+  return (title) => describe(title, () => missingTest('every test here', found));
+}
