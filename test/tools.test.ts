@@ -109,3 +109,20 @@ describe('npm test on a machine with only Node (the tools hidden from PATH)', ()
     expect(run.status).toBe(1);
   }, 240_000);
 });
+
+describe('the prerequisites, named the same in the README, .ci/run and test/tools.ts', () => {
+  const aptPackages = Object.values(INSTALL)
+    .filter((c) => c.startsWith('apt-get install '))
+    .map((c) => c.slice('apt-get install '.length));
+  const read = (file: string) => require('node:fs').readFileSync(join(ROOT, file), 'utf8') as string;
+
+  it("the README's one install command and .ci/run's apt-get line hold every package the tests look for", () => {
+    const readme = /sudo apt-get install ([^\n]+)/.exec(read('README.md'))?.[1]?.split(/\s+/) ?? [];
+    const ci = /apt-get install -y -qq ((?:[^\n]|\\\n)+?)(?:>|\n(?!\s))/.exec(read('.ci/run'))?.[1]?.split(/[\s\\]+/) ?? [];
+    // python3 itself comes with Debian's python3-* packages.
+    for (const name of aptPackages.filter((p) => p !== 'python3')) {
+      expect({ name, readme: readme.includes(name), ci: ci.includes(name) }).toEqual({ name, readme: true, ci: true });
+    }
+    expect(read('README.md')).toContain(INSTALL['cfn-lint']);
+  });
+});

@@ -39,7 +39,9 @@ export function findPython(modules: readonly string[]): { python: string } | { r
     if (probed.get(key)) return { python };
   }
   return {
-    reason: `no python3 here imports ${modules.join(', ')} (tried ${candidates().join(', ') || 'none on PATH'}; set MME_DEPLOY_TEST_PYTHON)`,
+    reason:
+      `no python3 here imports ${modules.join(', ')} ` +
+      `(tried ${candidates().join(', ') || 'none on PATH'}; set MME_DEPLOY_TEST_PYTHON)`,
   };
 }
 
