@@ -1,17 +1,31 @@
-/** Jest runs the TypeScript sources directly; `npm run typecheck` does the type checking. */
+/** Jest runs the TypeScript sources directly (with source maps, so failures point at the line in the .ts file);
+ * `npm run typecheck` does the type checking. */
+const { cpus, loadavg } = require('node:os');
+
+// Timeouts scale with the machine's load, so a busy machine slows the suite down instead of failing it: the factor
+// is the 1-minute load per core (at least 1, at most 5), or MME_TEST_TIMEOUT_SCALE. test/setup-timeouts.ts applies it
+// to every explicit per-test and per-hook timeout; this file to the default one.
+const scale =
+  Number(process.env.MME_TEST_TIMEOUT_SCALE) || Math.min(5, Math.max(1, loadavg()[0] / Math.max(1, cpus().length)));
+process.env.MME_TEST_TIMEOUT_SCALE = String(Math.round(scale * 100) / 100);
+
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: { ...require('./tsconfig.json').compilerOptions, sourceMap: true } }],
   },
   setupFiles: ['<rootDir>/test/setup-env.ts'],
-  // Every CloudFormation template the construct tests synthesize is recorded, then linted by one cfn-lint run.
-  setupFilesAfterEnv: ['<rootDir>/test/constructs/lint-synthesized-templates.ts'],
-  globalSetup: '<rootDir>/test/cfn-lint-setup.ts',
-  globalTeardown: '<rootDir>/test/cfn-lint-teardown.ts',
-  testTimeout: 60000,
+  setupFilesAfterEnv: [
+    '<rootDir>/test/setup-timeouts.ts',
+    // Every CloudFormation template the construct tests synthesize is recorded, then linted by one cfn-lint run.
+    '<rootDir>/test/constructs/lint-synthesized-templates.ts',
+  ],
+  // Once per run, before any test file: builds dist/ if stale, finds the machine tools (test/tools.ts).
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  testTimeout: Math.round(60000 * Number(process.env.MME_TEST_TIMEOUT_SCALE)),
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
 };

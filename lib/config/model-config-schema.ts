@@ -1,5 +1,5 @@
-// The complete Triton ModelConfig schema (common/protobuf/model_config.proto @ 83adf7c, see
-// ../shared/reference/triton-model-config-fields.md) as zod schemas: the one source of the parsed config's types and
+// The complete Triton ModelConfig schema (triton-inference-server/common:protobuf/model_config.proto @ 83adf7c) as
+// zod schemas: the one source of the parsed config's types and
 // of the descriptor that drives the config.pbtxt parser (`npm run generate` writes model-config.descriptor.ts).
 //
 // Conventions: field names are the protobuf names as written in config.pbtxt; every field is optional (a field not

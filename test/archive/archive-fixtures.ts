@@ -1,6 +1,5 @@
 // Builds throwaway model repositories and archives for the archive tests, under the OS temp directory.
 
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,13 +39,4 @@ export function sampleRepository(root: string): void {
     'bert/1/résumé.txt': 'non-ASCII name\n',
   });
   writeFileSync(join(root, 'bert/1/run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
-}
-
-export function commandExists(command: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }

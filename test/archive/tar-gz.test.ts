@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { collectEntries } from '../../lib/archive/collect';
 import { createTarGzStream } from '../../lib/archive/tar-gz';
 import { extractTarGz, readTarGz } from '../../lib/archive/tar-reader';
-import { commandExists, sampleRepository, tempDir, writeTree } from './archive-fixtures';
+import { sampleRepository, tempDir, writeTree } from './archive-fixtures';
+import { itWithTools } from '../tools';
 
 async function streamToBuffer(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -96,12 +97,11 @@ describe('createTarGzStream', () => {
     for (const line of listing) expect(line).toMatch(/^\S+ 0\/0 +\d+ 1970-01-01 00:00 /);
   });
 
-  const python = commandExists('python3') ? it : it.skip;
-  python("extracts with Python's tarfile to the same files and modes", async () => {
+  itWithTools("extracts with Python's tarfile to the same files and modes", { python: [] }, async (found) => {
     const file = join(dir.path, 'py.tar.gz');
     writeFileSync(file, await pack(repo));
     const out = join(dir.path, 'py-out');
-    execFileSync('python3', [
+    execFileSync(found.python!, [
       '-c',
       'import sys, tarfile\nwith tarfile.open(sys.argv[1]) as t:\n  t.extractall(sys.argv[2])',
       file,
@@ -117,13 +117,12 @@ describe('createTarGzStream', () => {
   });
 
   // libarchive is what bsdtar (and many other tools) extract with; CI installs it (libarchive-tools).
-  it("extracts with libarchive's bsdtar to the same files and modes", async () => {
-    if (!commandExists('bsdtar')) throw new Error('bsdtar is missing: apt-get install libarchive-tools (.ci/run does)');
+  itWithTools("extracts with libarchive's bsdtar to the same files and modes", { tools: ['bsdtar'] }, async (found) => {
     const file = join(dir.path, 'bsd.tar.gz');
     writeFileSync(file, await pack(repo));
     const out = join(dir.path, 'bsd-out');
     execFileSync('mkdir', ['-p', out]);
-    execFileSync('bsdtar', ['-xzf', file, '-C', out]);
+    execFileSync(found.paths.bsdtar!, ['-xzf', file, '-C', out]);
     const gnuOut = join(dir.path, 'gnu-bsd-compare');
     execFileSync('mkdir', ['-p', gnuOut]);
     execFileSync('tar', ['-xzf', file, '-C', gnuOut]);

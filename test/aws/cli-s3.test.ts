@@ -136,11 +136,16 @@ describe('mme-deploy push (s3rver)', () => {
 });
 
 describe('mme-deploy list and remove (s3rver)', () => {
-  const other = () => ({ s3: 's3://models/endpoint-b/', endpointUrl: s3.endpoint });
+  // Each test has a prefix of its own holding the same three models, so a deletion in one is never seen by another,
+  // whatever the order (jest --randomize).
+  let prefix = '';
+  let tests = 0;
+  const other = () => ({ s3: `s3://models/${prefix}`, endpointUrl: s3.endpoint });
 
-  beforeAll(async () => {
+  beforeEach(async () => {
+    prefix = `endpoint-b-${++tests}/`;
     for (const name of ['a.tar.gz', 'b.tar.gz', 'c.tar.gz']) {
-      await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `endpoint-b/${name}`, Body: Buffer.alloc(2048) }));
+      await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `${prefix}${name}`, Body: Buffer.alloc(2048) }));
     }
   });
 
@@ -150,7 +155,7 @@ describe('mme-deploy list and remove (s3rver)', () => {
     const lines = io.out().replace(/\n$/, '').split('\n');
     expect(lines[0]).toBe('      SIZE  LAST MODIFIED (UTC)  TARGETMODEL');
     expect(lines[1]).toMatch(/^ {3}2\.0 KiB {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}a\.tar\.gz$/);
-    expect(lines[4]).toBe('3 models, 6.0 KiB under s3://models/endpoint-b/');
+    expect(lines[4]).toBe(`3 models, 6.0 KiB under s3://models/${prefix}`);
   });
 
   it('asks before deleting and keeps the model on no', async () => {
@@ -173,7 +178,7 @@ describe('mme-deploy list and remove (s3rver)', () => {
     const io = captureIo();
     expect(await runRemove('b.tar.gz', { ...other(), yes: true }, io)).toBe(0);
     expect(io.out()).toContain(
-      'Deleted s3://models/endpoint-b/b.tar.gz.\nInstances that already loaded b.tar.gz keep serving their cached copy',
+      `Deleted s3://models/${prefix}b.tar.gz.\nInstances that already loaded b.tar.gz keep serving their cached copy`,
     );
     const listing = captureIo();
     await runList({ ...other(), json: true }, listing);
@@ -182,7 +187,7 @@ describe('mme-deploy list and remove (s3rver)', () => {
 
   it('says so when the model is not there', async () => {
     await expect(runRemove('zzz.tar.gz', { ...other(), yes: true }, captureIo())).rejects.toThrow(
-      'There is no s3://models/endpoint-b/zzz.tar.gz; nothing was deleted.',
+      `There is no s3://models/${prefix}zzz.tar.gz; nothing was deleted.`,
     );
   });
 });

@@ -1,7 +1,7 @@
 // Runs the CLI as a user does: a real process (`node --import tsx bin/mme-deploy.ts`), its own signals, exit code and
 // bytes on stdout and stderr; optionally as an unprivileged user (root reads everything, so permission errors are
 // tried as `nobody`).
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -32,12 +32,40 @@ const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 
 /** Whether `unprivileged` runs drop privileges (this process is root), or run as this user, whom chmod 000 binds. */
 export const DROPS_PRIVILEGES = process.getuid?.() === 0;
 
+const SETPRIV = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+
+let unprivilegedChecked: { reason: string; install: string[] } | undefined | null = null;
+
+/**
+ * Why the CLI cannot run as the unprivileged user here, or undefined when it can: that user must be able to start node
+ * and read the checkout, which a clone under a directory only its owner may enter (a home directory, a `mktemp -d`
+ * folder) does not allow. Checked once, by starting node as that user with tsx and reading the CLI's entry.
+ */
+export function unprivilegedProblem(): { reason: string; install: string[] } | undefined {
+  if (unprivilegedChecked !== null) return unprivilegedChecked;
+  unprivilegedChecked = undefined;
+  if (!DROPS_PRIVILEGES) return undefined;
+  const entry = join(ROOT, 'bin', 'mme-deploy.ts');
+  const probe = spawnSync(
+    SETPRIV[0]!,
+    [...SETPRIV.slice(1), process.execPath, '--import', TSX, '-e', 'require("node:fs").accessSync(process.argv[1], 4)', entry],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  if (probe.error || probe.status !== 0) {
+    const error = probe.stderr.split('\n').find((line) => /Error/.test(line)) ?? probe.stderr.trim().split('\n')[0] ?? '';
+    const why = probe.error ? `setpriv could not run (${probe.error.message})` : error.trim();
+    unprivilegedChecked = {
+      reason: `the unprivileged user (uid 65534) cannot run the CLI from ${ROOT}: ${why}`,
+      install: ['a checkout every user may read (chmod o+rx on it and o+x on each directory above it), and setpriv (util-linux)'],
+    };
+  }
+  return unprivilegedChecked;
+}
+
 export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliProcess {
   // tsx by its file URL: `--import tsx` would be resolved from the working directory, which may be anywhere.
   const command = [process.execPath, '--import', TSX, join(ROOT, 'bin', 'mme-deploy.ts'), ...args];
-  const argv = options.unprivileged && DROPS_PRIVILEGES
-    ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...command]
-    : command;
+  const argv = options.unprivileged && DROPS_PRIVILEGES ? [...SETPRIV, ...command] : command;
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH, HOME: options.env?.HOME ?? '/nonexistent', ...options.env },

@@ -42,8 +42,13 @@ export function commandLines(markdown: string): { line: number; text: string }[]
   return found.flatMap(({ line, text }) =>
     shellParts(text)
       .map((part) => part.trim().replace(/^\$\s+/, ''))
-      // `mme-deploy ...`, `npx mme-deploy ...`, with environment assignments before it; not `npm install mme-deploy`.
-      .map((part) => /^(?:[A-Z][A-Z0-9_]*=\S*\s+)*(?:npx\s+)?mme-deploy(?:\s+(.*))?$/.exec(part)?.[1] ?? undefined)
+      // `mme-deploy ...`, `npx mme-deploy ...`, `node dist/bin/mme-deploy.js ...` (a clone), with environment assignments
+      // before it; not `npm install mme-deploy`.
+      .map(
+        (part) =>
+          /^(?:[A-Z][A-Z0-9_]*=\S*\s+)*(?:(?:npx\s+)?mme-deploy|node\s+dist\/bin\/mme-deploy\.js)(?:\s+(.*))?$/.exec(part)?.[1] ??
+          undefined,
+      )
       .filter((rest): rest is string => rest !== undefined)
       .map((rest) => ({ line, text: rest })),
   );

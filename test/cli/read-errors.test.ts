@@ -5,7 +5,8 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnCli } from './cli-process';
+import { spawnCli, unprivilegedProblem } from './cli-process';
+import { suiteUnless } from '../tools';
 
 let dir: string;
 
@@ -50,7 +51,9 @@ function expectReadError(results: Awaited<ReturnType<typeof runAll>>, path: stri
   }
 }
 
-describe('read errors, as an unprivileged user', () => {
+// A checkout the unprivileged user cannot read (a clone under an owner-only directory): the rule of test/tools.ts,
+// skipped outside CI with the reason, failing under CI.
+suiteUnless(unprivilegedProblem())('read errors, as an unprivileged user', () => {
   it('an unreadable config.pbtxt: exit 2 in validate, config, graph, package, plan and push', async () => {
     chmodSync(join(dir, 'repo', 'm', 'config.pbtxt'), 0o000);
     expectReadError(await runAll(Object.keys(COMMANDS)), 'repo/m/config.pbtxt');

@@ -9,7 +9,8 @@ import { join, relative } from 'node:path';
 import { MODEL_CONFIG_DESCRIPTOR } from '../../lib/config/model-config.descriptor';
 import { parseModelConfig } from '../../lib/config/parse';
 import { canonical, sameValue } from './protobuf-canonical';
-import { OracleResult, oracleUnavailable, runOracle } from './protobuf-oracle';
+import { ORACLE_NEEDS, OracleResult, runOracle } from './protobuf-oracle';
+import { suiteFor } from '../tools';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -113,12 +114,8 @@ const EDGES = [
   'optimization { graph { level: 0 } graph { level: 1 } }',
 ];
 
-const unavailable = oracleUnavailable();
-// .ci/run installs the oracle and sets CI: there a missing oracle is a failure, not a silent skip.
-if (unavailable && process.env.CI) throw new Error(`the protobuf oracle is required in CI: ${unavailable}`);
-const suite = unavailable ? describe.skip : describe;
-
-suite(`config.pbtxt parser and protobuf's TextFormat${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
+// .ci/run installs the oracle and sets CI: there a missing oracle is a failure; elsewhere the suite is skipped.
+suiteFor(ORACLE_NEEDS)("config.pbtxt parser and protobuf's TextFormat", () => {
   const files = [...pbtxtFiles(join(ROOT, 'test')), ...pbtxtFiles(join(ROOT, 'examples'))];
   const texts = files.map((f) => readFileSync(f, 'utf8'));
   const mutated = mutations(texts);

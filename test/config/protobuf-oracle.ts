@@ -9,14 +9,10 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FieldDescriptor, SchemaDescriptor } from '../../lib/config/descriptor';
+import { pythonWith, type Needs } from '../tools';
 
-/** Why the oracle cannot run here, or undefined when it can. */
-export function oracleUnavailable(): string | undefined {
-  if (spawnSync('protoc', ['--version']).status !== 0) return 'protoc is not installed (Debian: protobuf-compiler)';
-  const python = spawnSync('/usr/bin/python3', ['-c', 'import google.protobuf'], { timeout: 60_000 });
-  if (python.status !== 0) return '/usr/bin/python3 has no google.protobuf (Debian: python3-protobuf)';
-  return undefined;
-}
+/** What the oracle needs (test/tools.ts finds them, or skips or fails the suite by the one rule). */
+export const ORACLE_NEEDS: Needs = { tools: ['protoc'], python: ['google.protobuf'] };
 
 /** The schema as a proto3 file: messages nested by their dotted names, fields numbered in descriptor order. */
 export function protoFromDescriptor(schema: SchemaDescriptor): string {
@@ -186,7 +182,7 @@ async function runProtocIn(dir: string, proto: string, texts: readonly string[])
     }),
   );
   const accepted = encoded.filter((e) => e.ok);
-  const decode = spawnSync('/usr/bin/python3', ['-c', DECODER, join(dir, 'set.pb')], {
+  const decode = spawnSync(pythonWith(['google.protobuf']) ?? 'python3', ['-c', DECODER, join(dir, 'set.pb')], {
     input: accepted.map((e) => e.out.toString('base64')).join('\n') + '\n',
     encoding: 'utf8',
     maxBuffer: 1 << 28,

@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { findTools, missingMessage } from '../tools';
 
 /** The environment variable naming the run's directory of templates to lint (set by the global setup). */
 export const LINT_DIR_VARIABLE = 'MME_CFN_LINT_DIR';
@@ -30,14 +31,14 @@ export function recordTemplate(name: string, template: unknown): void {
 }
 
 /** Lints every template recorded in `dir`; returns the errors. */
-export function lintRecordedTemplates(dir: string): CfnLintError[] {
+export function lintRecordedTemplates(dir: string, command = cfnLintCommand()): CfnLintError[] {
   const recorded = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
   const templates: Record<string, unknown> = {};
   for (const file of recorded) {
     const { name, template } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { name: string; template: unknown };
     templates[`${name} [${file.slice(0, 8)}]`] = template;
   }
-  return cfnLint(templates);
+  return cfnLint(templates, command);
 }
 
 /**
@@ -63,19 +64,15 @@ export interface CfnLintError {
   readonly message: string;
 }
 
-/** The cfn-lint executable; a missing one fails the test with a way to install it, never skips it. */
-export function cfnLintCommand(dirs = [...(process.env.PATH ?? '').split(delimiter), '/root/.pyenv/shims', '/usr/local/bin']): string {
-  for (const dir of dirs) {
-    if (dir && existsSync(join(dir, 'cfn-lint'))) return join(dir, 'cfn-lint');
-  }
-  throw new Error(
-    'cfn-lint is not installed, and the tests lint every CloudFormation template they synthesize. Install it with ' +
-      '`pip install cfn-lint==1.51.0`.',
-  );
+/** The cfn-lint on PATH; a missing one is an error naming how to install it (test/tools.ts decides skip or fail). */
+export function cfnLintCommand(): string {
+  const found = findTools({ tools: ['cfn-lint'] });
+  if (!found.ok) throw new Error(`cfn-lint ${missingMessage(found)}`);
+  return found.paths['cfn-lint']!;
 }
 
 /** Lints `templates` (name → template) in one cfn-lint run; returns its errors (warnings and infos are not kept). */
-export function cfnLint(templates: Record<string, unknown>): CfnLintError[] {
+export function cfnLint(templates: Record<string, unknown>, command = cfnLintCommand()): CfnLintError[] {
   const names = Object.keys(templates);
   if (names.length === 0) return [];
   const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
@@ -85,7 +82,7 @@ export function cfnLint(templates: Record<string, unknown>): CfnLintError[] {
       writeFileSync(file, JSON.stringify(templates[name], null, 1));
       return file;
     });
-    const run = spawnSync(cfnLintCommand(), ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files], {
+    const run = spawnSync(command, ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files], {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
     });

@@ -1,5 +1,5 @@
 // Jest setup (setupFilesAfterEnv): every CloudFormation template a test under test/constructs synthesizes in this
-// process is recorded for the run's cfn-lint (test/cfn-lint-teardown.ts), named after the test that synthesized it.
+// process is recorded for the run's cfn-lint (test/global-teardown.ts), named after the test that synthesized it.
 // Other test files load nothing here.
 
 import { sep } from 'node:path';

@@ -127,19 +127,22 @@ describe('ModelArchive of valid repositories', () => {
 
   it('packs a repository again when its content changes', () => {
     const copy = mkdtempSync(join(tmpdir(), 'mme-repo-'));
+    // An assembly directory of its own: the archives staged here must not show up in the other tests' outdir.
+    const changingOut = mkdtempSync(join(tmpdir(), 'mme-archive-'));
     try {
       cpSync(valid, copy, { recursive: true });
-      const first = synthIn(outdir, { repositories: [{ path: copy, name: 'changing' }] });
+      const first = synthIn(changingOut, { repositories: [{ path: copy, name: 'changing' }] });
       const hashOf = (a: typeof first) => (a.archive.node.findChild('Archive-changing') as s3assets.Asset).assetHash;
       writeFileSync(join(copy, 'add_one', '1', 'model.py'), '# changed\n', { flag: 'a' });
       AssetStaging.clearAssetHashCache();
-      const second = synthIn(outdir, { repositories: [{ path: copy, name: 'changing' }] });
+      const second = synthIn(changingOut, { repositories: [{ path: copy, name: 'changing' }] });
       expect(hashOf(second)).not.toEqual(hashOf(first));
       // A new TargetModel: instances that cached the old archive never serve it under the new name.
       expect(second.archive.targetModels[0]).not.toEqual(first.archive.targetModels[0]);
       expect(second.archive.targetModels[0]).toMatch(/^changing-[0-9a-f]{12}\.tar\.gz$/);
     } finally {
       rmSync(copy, { recursive: true, force: true });
+      rmSync(changingOut, { recursive: true, force: true });
     }
   });
 });

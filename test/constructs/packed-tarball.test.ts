@@ -3,7 +3,7 @@
 // npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recordTemplate } from './cfn-lint';
@@ -16,36 +16,8 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 };
 const repository = join(__dirname, 'fixtures', 'repositories', 'add_one_python');
 
-/** The newest modification time under `dir` of files ending in `.ts`. */
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/ as `npm pack` would build it; rebuilt only when a source is newer (CI's `npm ci` has just built it). */
-function ensureBuilt(): void {
-  const built = (() => {
-    try {
-      return statSync(join(root, 'dist', 'constructs', 'index.js')).mtimeMs;
-    } catch {
-      return 0;
-    }
-  })();
-  if (Math.max(...['lib', 'constructs', 'bin'].map((d) => newestSource(join(root, d)))) > built) {
-    // tsc writes the library; the CLI (dist/bin/mme-deploy.js) is scripts/bundle-cli.js's alone, so tsc never
-    // replaces it with an unbundled file that tests of the bundle would then read.
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'pipe',
-    });
-    execFileSync(process.execPath, [join(root, 'scripts', 'bundle-cli.js')], { cwd: root, stdio: 'pipe' });
-  }
-}
+// dist/ is built once, before any test file runs, by the global setup (test/global-setup.ts): this file never
+// rebuilds it, so the bundled-CLI tests running beside it read one dist/ throughout.
 
 const APP = `
 import { App, Stack } from 'aws-cdk-lib';
@@ -75,7 +47,6 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
   let typecheck: ReturnType<typeof spawnSync>;
 
   beforeAll(() => {
-    ensureBuilt();
     const packed = JSON.parse(
       execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { EXAMPLES_DIR } from './example-repositories';
-import { findPython } from './python-model-runner';
+import { itWithTools } from '../tools';
 
 /** Top-level scripts of each example (not model.py files inside model directories). */
 function scripts(extension: string): string[] {
@@ -47,23 +47,17 @@ describe('example scripts', () => {
     expect(statSync(file).mode & 0o111).not.toBe(0);
   });
 
-  const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
-  if (shellcheck.status !== 0) {
-    it.skip('the shell scripts pass shellcheck — skipped: shellcheck is not installed', () => undefined);
-  } else {
-    it.each(shellScripts.map((f) => [name(f), f]))('%s passes shellcheck', (_n, file) => {
-      const run = spawnSync('shellcheck', [file], { encoding: 'utf8' });
+  for (const file of shellScripts) {
+    itWithTools(`${name(file)} passes shellcheck`, { tools: ['shellcheck'] }, (found) => {
+      const run = spawnSync(found.paths.shellcheck!, [file], { encoding: 'utf8' });
       expect(run.stdout).toBe('');
       expect(run.status).toBe(0);
     });
   }
 
-  const python = findPython([]);
-  if ('reason' in python) {
-    it.skip(`the python scripts parse — skipped: ${python.reason}`, () => undefined);
-  } else {
-    it.each(pythonScripts.map((f) => [name(f), f]))('%s is valid python', (_n, file) => {
-      const run = spawnSync(python.python, ['-c', 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])', file], {
+  for (const file of pythonScripts) {
+    itWithTools(`${name(file)} is valid python`, { python: [] }, (found) => {
+      const run = spawnSync(found.python!, ['-c', 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])', file], {
         encoding: 'utf8',
       });
       expect(run.stderr).toBe('');

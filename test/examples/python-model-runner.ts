@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../lib/config/model-config-schema';
+import { toolInventory } from '../tools';
 
 export interface TensorJson {
   readonly datatype: string;
@@ -15,15 +16,18 @@ export type ResponseJson = Record<string, TensorJson>;
 
 const RUNNER = join(__dirname, 'python', 'run_python_model.py');
 
-/** Interpreters tried in order: MME_DEPLOY_TEST_PYTHON (to point at a venv), Debian's, then whatever is on PATH. */
+/** Interpreters tried in order: MME_DEPLOY_TEST_PYTHON (to point at a venv), then each python3 on PATH (test/tools.ts). */
 function candidates(): string[] {
-  const list = [process.env.MME_DEPLOY_TEST_PYTHON, '/usr/bin/python3', 'python3'];
-  return [...new Set(list.filter((p): p is string => Boolean(p)))];
+  return toolInventory().pythons.map((p) => p.path);
 }
 
 const probed = new Map<string, boolean>();
 
-/** The first python3 that imports every module, or the reason there is none (which the skipped test's name shows). */
+/**
+ * The first python3 that imports every module, or the reason there is none (which the skipped test's name shows). For
+ * the modules CI installs, prefer test/tools.ts (`itWithTools`), which fails under CI instead of skipping; this is for
+ * the optional extras CI does not install (torch, tokenizers).
+ */
 export function findPython(modules: readonly string[]): { python: string } | { reason: string } {
   const script = modules.map((m) => `import ${m}`).join('; ');
   for (const python of candidates()) {
@@ -35,7 +39,9 @@ export function findPython(modules: readonly string[]): { python: string } | { r
     if (probed.get(key)) return { python };
   }
   return {
-    reason: `no python3 here imports ${modules.join(', ')} (tried ${candidates().join(', ')}; set MME_DEPLOY_TEST_PYTHON)`,
+    reason:
+      `no python3 here imports ${modules.join(', ')} ` +
+      `(tried ${candidates().join(', ') || 'none on PATH'}; set MME_DEPLOY_TEST_PYTHON)`,
   };
 }
 

@@ -10,6 +10,7 @@ import { validateRepository } from '../../lib/repository/validate';
 import { EXAMPLES_DIR, readConfig } from './example-repositories';
 import { ONNX_ELEM_TYPES, readOnnxModel } from './onnx-model-proto';
 import { findPython } from './python-model-runner';
+import { itWithTools } from '../tools';
 
 const REPO = join(EXAMPLES_DIR, 'sentiment_onnx');
 const MODELS = ['classifier', 'ensemble', 'postprocess', 'preprocess'];
@@ -112,33 +113,27 @@ describe('sentiment_onnx classifier/1/model.onnx', () => {
     expect(() => readOnnxModel(bytes.subarray(0, Math.floor(bytes.length / 2)))).toThrow();
   });
 
-  const onnx = findPython(['onnx']);
-  const checkerName = 'passes onnx.checker.check_model (full check)';
-  if ('reason' in onnx) {
-    it.skip(`${checkerName} — skipped: ${onnx.reason}`, () => undefined);
-  } else {
-    it(checkerName, () => {
-      const script = 'import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)';
-      const run = spawnSync(onnx.python, ['-c', script, ONNX_PATH], { encoding: 'utf8' });
-      expect(run.stderr).toBe('');
-      expect(run.status).toBe(0);
-    });
+  itWithTools('passes onnx.checker.check_model (full check)', { python: ['onnx'] }, (onnx) => {
+    const script = 'import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)';
+    const run = spawnSync(onnx.python!, ['-c', script, ONNX_PATH], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
 
-    it('is rejected by onnx.checker when corrupted (the check is not a formality)', () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-'));
-      try {
-        const broken = join(dir, 'model.onnx');
-        copyFileSync(ONNX_PATH, broken);
-        const bytes = readFileSync(broken);
-        writeFileSync(broken, bytes.subarray(0, bytes.length - 100));
-        const script = 'import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)';
-        const run = spawnSync(onnx.python, ['-c', script, broken], { encoding: 'utf8' });
-        expect(run.status).not.toBe(0);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
-  }
+  itWithTools('is rejected by onnx.checker when corrupted (the check is not a formality)', { python: ['onnx'] }, (onnx) => {
+    const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-'));
+    try {
+      const broken = join(dir, 'model.onnx');
+      copyFileSync(ONNX_PATH, broken);
+      const bytes = readFileSync(broken);
+      writeFileSync(broken, bytes.subarray(0, bytes.length - 100));
+      const script = 'import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)';
+      const run = spawnSync(onnx.python!, ['-c', script, broken], { encoding: 'utf8' });
+      expect(run.status).not.toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('sentiment_onnx build_model.py', () => {

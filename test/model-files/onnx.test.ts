@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { overridableInitializers, readOnnxModel, requiredInputs, type OnnxModelSummary } from '../../lib/model-files/onnx';
-import { onnxPython } from '../real-world/corpus';
+import { pythonWith, suiteFor } from '../tools';
 
-const python = onnxPython();
+const python = pythonWith(['onnx', 'numpy']);
 const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -18,8 +18,7 @@ function read(name: string): OnnxModelSummary {
   return result.model;
 }
 
-const suite = python ? describe : describe.skip;
-suite(`ONNX reader on models written by python onnx${python ? '' : ' (skipped: no python3 with onnx)'}`, () => {
+suiteFor({ python: ['onnx', 'numpy'] })('ONNX reader on models written by python onnx', () => {
   beforeAll(() => {
     const run = spawnSync(python!, [join(__dirname, 'make_onnx_fixtures.py'), dir], { encoding: 'utf8', timeout: 120_000 });
     if (run.status !== 0) throw new Error(run.stderr);

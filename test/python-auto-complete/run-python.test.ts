@@ -7,12 +7,12 @@ import { validateRepository } from '../../lib/repository/validate';
 import { isMmeError } from '../../lib/errors';
 import { runCli } from '../cli/run-cli';
 import { findPython } from '../examples/python-model-runner';
+import { suiteFor } from '../tools';
 import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
 
 afterAll(removeRepos);
 
 const python = findPython(['numpy']);
-const suite = 'python' in python ? describe : describe.skip;
 
 /** A python model whose auto_complete_config declares TEXT (string) → IDS (INT64, [8]) and dynamic batching. */
 const TOKENIZER_PY = `import triton_python_backend_utils as pb_utils
@@ -43,7 +43,7 @@ output_map { key: "IDS" value: "IDS" } } ] }`,
   'tok/1/model.py': TOKENIZER_PY,
 };
 
-suite(`validate --run-python${'reason' in python ? ` (skipped: ${python.reason})` : ''}`, () => {
+suiteFor({ python: ['numpy'] })('validate --run-python', () => {
   const run = (files: RepoFiles, options = {}) =>
     validateRepository(makeRepo(files), { runPython: { python: (python as { python: string }).python, ...options } });
   const codes = (report: { diagnostics: { severity: string; code: string }[] }) => report.diagnostics.map((d) => `${d.severity}:${d.code}`);

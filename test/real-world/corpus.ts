@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pythonWith } from '../tools';
 
 export const CORPUS_DIR = __dirname;
 
@@ -218,24 +219,9 @@ export function caseDir(c: { id: string }): string {
   return join(CORPUS_DIR, 'cases', c.id);
 }
 
-/** The python3 that has the onnx package, or undefined. */
-/**
- * The interpreter --run-python should start, as its own path: PATH's `python3` is often a shell shim (pyenv) that
- * costs about a second per start, and the corpus starts python once per model, some hundred times. The library
- * resolves it once per validation of several models; a case with one python model would still pay it each time.
- */
-export function runPythonInterpreter(): string | undefined {
-  const named = process.env.MME_DEPLOY_PYTHON ?? 'python3';
-  const asked = spawnSync(named, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 60_000 });
-  return asked.status === 0 && asked.stdout.trim() ? asked.stdout.trim() : undefined;
-}
-
+/** The python3 that has the onnx and numpy packages (test/tools.ts), or undefined. */
 export function onnxPython(): string | undefined {
-  for (const python of [process.env.MME_DEPLOY_TEST_PYTHON, '/usr/bin/python3', 'python3']) {
-    if (!python) continue;
-    if (spawnSync(python, ['-c', 'import onnx, numpy'], { timeout: 60_000 }).status === 0) return python;
-  }
-  return undefined;
+  return pythonWith(['onnx', 'numpy']);
 }
 
 /**

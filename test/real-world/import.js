@@ -7,7 +7,7 @@
 // corpus.ts writes a stand-in of ours from the record when a test materializes the case. Before it is kept, each
 // record is checked: the stand-in, recorded the same way, must import, declare and fail exactly as the upstream file.
 //
-//   MIRROR=/work/.mirror node test/real-world/import.js [case-id ...]
+//   MIRROR=<dir of clones> node test/real-world/import.js [case-id ...]
 //
 // Recording imports each model.py (with mme-deploy's stand-in triton_python_backend_utils) in the python that
 // `validate --run-python` uses: MME_DEPLOY_PYTHON, else python3. Which of its imports are installed there shows in
@@ -34,7 +34,11 @@ const { dirname, join, posix } = require('node:path');
 const tsx = require('tsx/cjs/api');
 
 const HERE = __dirname;
-const MIRROR = process.env.MIRROR ?? '/work/.mirror';
+const MIRROR = process.env.MIRROR;
+if (!MIRROR) {
+  process.stderr.write('import.js: set MIRROR to a directory of clones, $MIRROR/owner+name/repo each (see the top of this file)\n');
+  process.exit(2);
+}
 const corpus = JSON.parse(readFileSync(join(HERE, 'corpus.json'), 'utf8'));
 
 /**

@@ -4,14 +4,14 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { OnnxSpec } from '../real-world/corpus';
-import { onnxPython } from '../real-world/corpus';
+import { pythonWith, suiteFor } from '../tools';
 import { loadRepository } from '../../lib/repository/validate';
 import { checkOnnxModel } from '../../lib/repository/onnx-rules';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
-const python = onnxPython();
+const python = pythonWith(['onnx', 'numpy']);
 const specs: Record<string, Omit<OnnxSpec, 'from'>> = {
   // The QA models of server qa/L0_model_config/autofill_noplatform/onnx: INT32 in, INT8 out, batch and 16.
   batched: {
@@ -53,10 +53,9 @@ const specs: Record<string, Omit<OnnxSpec, 'from'>> = {
 };
 const onnx: Record<string, Buffer> = {};
 
-const suite = python ? describe : describe.skip;
 afterAll(removeRepos);
 
-suite(`Triton's onnxruntime backend, offline${python ? '' : ' (skipped: no python3 with onnx)'}`, () => {
+suiteFor({ python: ['onnx', 'numpy'] })("Triton's onnxruntime backend, offline", () => {
   beforeAll(() => {
     const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-rules-'));
     const jobs = Object.fromEntries(Object.entries(specs).map(([k, s]) => [join(dir, `${k}.onnx`), s]));

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { itWithTools } from '../tools';
 
 const ROOT = resolve(__dirname, '../..');
 const PIN = join(ROOT, 'scripts/pin-base-image.sh');
@@ -191,9 +192,11 @@ describe('scripts/lock-image-requirements.sh', () => {
 });
 
 describe('the image scripts pass shellcheck', () => {
-  it.each([PIN, LOCK])('%s', (script) => {
-    const result = spawnSync('shellcheck', [script], { encoding: 'utf8' });
-    expect(result.stdout + result.stderr).toBe('');
-    expect(result.status).toBe(0);
-  });
+  for (const script of [PIN, LOCK]) {
+    itWithTools(script, { tools: ['shellcheck'] }, (found) => {
+      const result = spawnSync(found.paths.shellcheck!, [script], { encoding: 'utf8' });
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.status).toBe(0);
+    });
+  }
 });

@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { itWithTools } from '../tools';
 
 const SERVE = resolve(__dirname, '../../triton-image/serve');
 
@@ -490,15 +491,8 @@ describe('serve reports /dev/shm at start', () => {
 });
 
 describe('serve script hygiene', () => {
-  it('passes shellcheck', () => {
-    const shellcheck = which('shellcheck');
-    if (!shellcheck) {
-      throw new Error(
-        'shellcheck is not installed (expected /usr/bin/shellcheck): install it with `apt-get install shellcheck` ' +
-          '(.ci/run does); this test fails rather than skipping.',
-      );
-    }
-    const result = spawnSync(shellcheck, ['--shell=bash', SERVE], { encoding: 'utf8' });
+  itWithTools('passes shellcheck', { tools: ['shellcheck'] }, (found) => {
+    const result = spawnSync(found.paths.shellcheck!, ['--shell=bash', SERVE], { encoding: 'utf8' });
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

@@ -1,0 +1,24 @@
+// Jest global setup, run once before any test file: builds dist/ when a source is newer (the bundled CLI, the packed
+// tarball and the quick start read it, and nothing rebuilds it during the run), finds the machine tools the gated
+// tests need (test/tools.ts), and makes the run's directories for cfn-lint's templates and the skipped tests' log.
+// Workers inherit the environment variables set here.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LINT_DIR_VARIABLE } from './constructs/cfn-lint';
+import { INVENTORY_VARIABLE, probeTools, SKIP_LOG_VARIABLE } from './tools';
+
+// scripts/build.js is the build `npm run build` and `prepare` run; plain JavaScript, so required as is.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { buildIfStale } = require('../scripts/build.js') as { buildIfStale: () => string };
+
+export default function setup(): void {
+  const built = buildIfStale();
+  if (built.startsWith('built')) process.stderr.write(`\nglobal setup: ${built}\n`);
+  process.env[INVENTORY_VARIABLE] = JSON.stringify(probeTools());
+  const run = mkdtempSync(join(tmpdir(), 'mme-test-run-'));
+  process.env[SKIP_LOG_VARIABLE] = join(run, 'skipped.jsonl');
+  process.env.MME_TEST_RUN_DIR = run;
+  process.env[LINT_DIR_VARIABLE] = join(run, 'cfn-templates');
+}

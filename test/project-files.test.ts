@@ -1,0 +1,89 @@
+// What a user of the repository or the npm package reads before the code: the licence and the third-party notice, the
+// package's metadata, README links that work where the README is shown, and no path that exists on one machine only.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const pkg = JSON.parse(read('package.json')) as {
+  license: string;
+  repository: { type: string; url: string };
+  homepage: string;
+  bugs: { url: string };
+  keywords: string[];
+};
+
+/**
+ * Absolute paths that name one machine: a workspace or home directory, a user's tool install, a folder beside the
+ * checkout. Paths of a container or an OS (/opt/ml/models, /dev/shm, /usr/lib/...) and example homes (/home/me,
+ * /home/u) are not.
+ */
+export const MACHINE_PATH =
+  /(?<![\w.])(\/work\/|\/root\/|\/Users\/[A-Za-z]|\/home\/(?!(me|u|user|you)\/)[a-z][\w-]*\/|\/\.pyenv\/|\.\.\/shared\/|[A-Z]:\\Users\\)/;
+
+describe('licence and notice', () => {
+  it('LICENSE is the Apache License 2.0 that package.json names', () => {
+    expect(pkg.license).toBe('Apache-2.0');
+    expect(read('LICENSE')).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s+http:\/\/www\.apache\.org\/licenses\//);
+  });
+
+  it('NOTICE lists every third-party source of test/real-world with its commit and licence', () => {
+    const corpus = JSON.parse(read('test/real-world/corpus.json')) as {
+      sources: Record<string, { repo: string; commit: string; licence: string }>;
+    };
+    const notice = read('NOTICE');
+    const listed = notice.split('\n').filter((line) => line.startsWith('- https://github.com/'));
+    const expected = Object.values(corpus.sources).map((s) => `- https://github.com/${s.repo} (${s.commit}) - ${s.licence}`);
+    expect([...listed].sort()).toEqual([...new Set(expected)].sort());
+  });
+});
+
+describe('package.json metadata and the README on the npm page', () => {
+  it('names the repository, homepage, issue tracker and keywords', () => {
+    expect(pkg.repository).toEqual({ type: 'git', url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/) });
+    const web = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(pkg.homepage).toBe(`${web}#readme`);
+    expect(pkg.bugs).toEqual({ url: `${web}/issues` });
+    expect(pkg.keywords).toEqual(expect.arrayContaining(['sagemaker', 'triton', 'aws-cdk']));
+  });
+
+  it("links only to files the repository holds (the npm page resolves them against package.json's repository)", () => {
+    const readme = read('README.md');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((l) => !/^(https?:|mailto:|#)/.test(l));
+    expect(links.length).toBeGreaterThan(5);
+    const broken = links.filter((link) => !existsSync(join(ROOT, decodeURI(link.split('#')[0]!))));
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('the repository refers to nothing outside itself', () => {
+  it('recognises a machine path, and not a container or example path', () => {
+    for (const path of ['/work/shared/x', '/root/.cache', '/home/alice/src', '../shared/reference/x.md', 'C:\\Users\\bob']) {
+      expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: true });
+    }
+    for (const path of ['/opt/ml/models', '/dev/shm', '/home/me/mme-local-models', '/usr/bin/env', 'src/work/x']) {
+      expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: false });
+    }
+  });
+
+  it('no tracked file names an absolute path of one machine (upstream configs in test/real-world/cases are verbatim)', () => {
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\0')
+      // This file names such paths to test the pattern.
+      .filter((f) => f && !f.startsWith('test/real-world/cases/') && f !== 'test/project-files.test.ts' && existsSync(join(ROOT, f)));
+    const found: string[] = [];
+    for (const file of files) {
+      const bytes = readFileSync(join(ROOT, file));
+      if (bytes.includes(0)) continue; // binary
+      bytes
+        .toString('utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (MACHINE_PATH.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+});
