@@ -27,7 +27,17 @@ export interface PackageOptions {
   readonly json?: boolean;
 }
 
-export async function runPackage(path: string, options: PackageOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+/**
+ * `onQuit` registers what a second signal, quitting before the cleanup is done, prints: the command that removes the
+ * temp archive while there is one.
+ */
+export async function runPackage(
+  path: string,
+  options: PackageOptions,
+  io: CliIo,
+  signal?: AbortSignal,
+  onQuit?: (describe: () => string | undefined) => void,
+): Promise<number> {
   const level = parseLevel(options.level);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);
@@ -51,11 +61,16 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   }
 
   let written;
+  let temp: string | undefined;
+  onQuit?.(() =>
+    temp !== undefined && existsSync(temp) ? `Remove the partial archive: ${shellCommand(['rm', '-f', '--', temp])}` : undefined,
+  );
   try {
     // The manifest hashes the archive as it streams; the writer need not hash it again.
     written = await writeStreamAtomically(result.stream, output, {
       hash: false,
       noClobber: !options.force,
+      onTempFile: (path) => (temp = path),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {

@@ -127,7 +127,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (path: string, options: import('./package').PackageOptions) => {
       const { runPackage } = await import('./package');
-      setExit(await cancellable(io, {}, ({ signal }) => runPackage(path, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal, onQuit }) => runPackage(path, options, io, signal, onQuit)));
     });
 
   program
