@@ -2,6 +2,10 @@
 // CLI entry: parses nothing itself; lib/cli does the work and returns the exit code.
 import { main } from '../lib/cli/program';
 import { processIo } from '../lib/cli/io';
+import { exitOnSignalsOutsideCommands } from '../lib/cli/signals';
+
+// Before anything else: Ctrl-C, SIGTERM or SIGHUP while the command loads exits 130 like any interruption.
+exitOnSignalsOutsideCommands();
 
 // The AWS SDK warns on Node 20 that its releases after January 2027 will need Node 22. Users of this CLI cannot act on
 // that (the SDK versions come with mme-deploy), so the CLI silences it unless the variable is already set.

@@ -35,6 +35,12 @@ export interface WriteOptions {
    * @default - asks the kernel (signal 0)
    */
   readonly isRunning?: (pid: number) => boolean;
+  /**
+   * Told the temp file's path when it is about to be created, and undefined once it is gone (put in place or
+   * removed): what a caller that may be quit outright (a second Ctrl-C) names for removal by hand.
+   * @default - not told
+   */
+  readonly onTempFile?: (path: string | undefined) => void;
 }
 
 export interface WrittenFile {
@@ -73,6 +79,7 @@ export async function writeStreamAtomically(
         callback(null, chunk);
       },
     });
+    options.onTempFile?.(temp);
     const sink = createWriteStream(temp, { flags: 'wx' });
     let sinkError: unknown;
     sink.once('error', (err) => (sinkError = err));
@@ -88,6 +95,7 @@ export async function writeStreamAtomically(
       throw isMmeError(err) ? err : unwritable(err);
     });
     placed = true;
+    options.onTempFile?.(undefined);
     // The rename lives in the directory: until the directory is flushed a crash can bring back the old name
     // (or none), whatever was synced of the file (fsync(2): "an explicit fsync() on a file descriptor for the
     // directory is also needed").
@@ -96,7 +104,10 @@ export async function writeStreamAtomically(
     });
   } catch (err) {
     source.destroy();
-    if (!placed) await rm(temp, { force: true });
+    if (!placed) {
+      await rm(temp, { force: true });
+      options.onTempFile?.(undefined);
+    }
     if ((err as Error).name === 'AbortError' && !isMmeError(err)) {
       throw new MmeError('ABORTED', `interrupted: ${outPath} was not written.`, { cause: err });
     }

@@ -538,10 +538,11 @@ export function formatInferenceResponse(response: InferenceResponse, options: Fo
   const maxValues = options.maxValues ?? 16;
   const lines: string[] = [];
   if (response.model_name) {
-    lines.push(`model ${response.model_name}${response.model_version ? ` (version ${response.model_version})` : ''}`);
+    const version = response.model_version ? ` (version ${oneLine(response.model_version)})` : '';
+    lines.push(`model ${oneLine(response.model_name)}${version}`);
   }
   for (const output of response.outputs) {
-    lines.push(`${output.name}  ${output.datatype} [${output.shape.join(', ')}]`);
+    lines.push(`${oneLine(output.name)}  ${oneLine(output.datatype)} [${output.shape.join(', ')}]`);
     lines.push(`  values: ${formatValues(output.data, maxValues)}`);
     // Top-k ranks the last dimension (a classifier's scores); a row of one value has nothing to rank.
     const rowLength = output.shape.length > 0 ? output.shape[output.shape.length - 1]! : output.data.length;
@@ -558,6 +559,12 @@ export function formatInferenceResponse(response: InferenceResponse, options: Fo
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A name the server sent, its line breaks shown as `\n`: a tensor name never starts a line of its own. */
+function oneLine(text: string): string {
+  const escape = (c: string) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(/[\r\n\u0085\u2028\u2029]/g, escape);
 }
 
 export function topK(values: readonly TensorElement[], k: number): { index: number; value: TensorElement }[] {

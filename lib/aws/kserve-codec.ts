@@ -216,15 +216,41 @@ export function decodeTensorData(
 // ---------------------------------------------------------------------------------------------------------------
 // JSON tensor data.
 
+/** Nesting deeper than any tensor has dimensions (Triton caps dims well below this): a hostile or broken body. */
+const MAX_JSON_DATA_DEPTH = 64;
+
+/**
+ * `data` flattened in row-major order, without recursion: a response nested a million levels deep is a BAD_BODY
+ * error, never a stack overflow.
+ */
+function flattenJsonData(data: unknown, name: string): unknown[] {
+  const flat: unknown[] = [];
+  const stack: { array: unknown[]; next: number }[] = [];
+  if (!Array.isArray(data)) return [data];
+  stack.push({ array: data, next: 0 });
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    if (top.next >= top.array.length) {
+      stack.pop();
+      continue;
+    }
+    const value = top.array[top.next++];
+    if (!Array.isArray(value)) {
+      flat.push(value);
+    } else if (stack.length >= MAX_JSON_DATA_DEPTH) {
+      throw new MmeError('BAD_BODY', `Tensor '${name}' has data nested more than ${MAX_JSON_DATA_DEPTH} arrays deep; ` +
+        'a tensor\'s JSON data is a flat or row-major nested array with one level per dimension.');
+    } else {
+      stack.push({ array: value, next: 0 });
+    }
+  }
+  return flat;
+}
+
 /** Normalises JSON `data` (flat or nested arrays) to the element types `decodeTensorData` returns. */
 export function tensorDataFromJson(datatype: KServeDatatype, data: unknown, name = 'output'): TensorElement[] {
   const type = dataTypeOf(datatype);
-  const flat: unknown[] = [];
-  const flatten = (value: unknown) => {
-    if (Array.isArray(value)) value.forEach(flatten);
-    else flat.push(value);
-  };
-  flatten(data);
+  const flat = flattenJsonData(data, name);
   return flat.map((value, index) => {
     const where = describe(name, index);
     if (typeof value !== 'number' && typeof value !== 'string' && typeof value !== 'boolean') {

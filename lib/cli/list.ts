@@ -10,6 +10,7 @@ import { shellCommand } from '../shell-quote';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
+import { escapeLine } from './terminal-text';
 
 export async function runList(options: ModelLocationCommandOptions, io: CliIo): Promise<number> {
   const connection = connectionOf(options);
@@ -36,9 +37,10 @@ export async function runList(options: ModelLocationCommandOptions, io: CliIo): 
       }
       if (count === 1) io.stdout(`${'SIZE'.padStart(10)}  ${'LAST MODIFIED (UTC)'.padEnd(19)}  TARGETMODEL\n`);
       const when = model.lastModified ? model.lastModified.toISOString().slice(0, 19).replace('T', ' ') : '-';
-      if (model.problem) notTargetModels.push(model.problem);
+      // An S3 key may hold a newline: one object, one line.
+      if (model.problem) notTargetModels.push(escapeLine(model.problem));
       io.stdout(`${formatBytes(model.size).padStart(10)}  ${when.padEnd(19)}  ` +
-        `${model.targetModel}${model.problem ? '  (not a TargetModel)' : ''}\n`);
+        `${escapeLine(model.targetModel)}${model.problem ? '  (not a TargetModel)' : ''}\n`);
     }
     const where = s3Url(location);
     if (options.json) {

@@ -31,6 +31,7 @@ import {
   targetModelProblem,
 } from '../local/model-store';
 import { compareWithTarget, inspectLocalContainer, queryLocalGpus, resolveTarget, TargetFinding } from '../local/target-environment';
+import { escapeLine } from './terminal-text';
 
 /** The models directory when neither --models-dir nor MME_DEPLOY_LOCAL_MODELS_DIR is given (relative to cwd). */
 export const DEFAULT_MODELS_DIR = 'mme-local-models';
@@ -96,7 +97,7 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
     const message =
       `refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules ` +
       '`mme-deploy package` applies). Nothing was sent to the container.';
-    io.stderr(`mme-deploy: ${message}\n`);
+    io.stderr(`mme-deploy: ${escapeLine(message)}\n`);
     if (options.json) io.stdout(errorJson('INVALID', message, { diagnostics: outcome.diagnostics }));
     return ExitCode.Failure;
   }
@@ -254,7 +255,7 @@ export async function runLocalList(options: LocalConnectionOptions, io: CliIo): 
   }
   const header = ['TARGET MODEL', 'HASH', 'STATE'];
   const table = all.map((row) => [
-    row.targetModel ?? '(not loaded by mme-deploy)',
+    row.targetModel !== undefined ? escapeLine(row.targetModel) : '(not loaded by mme-deploy)',
     row.hash,
     row.loaded ? 'loaded' : 'extracted, not loaded',
   ]);

@@ -7,6 +7,7 @@ import { ExitCode } from './exit-codes';
 import { MmeError } from '../errors';
 import type { LogEvent, LogEventKind } from '../logs/log-event';
 import type { ModelFailures } from '../logs/failure-summary';
+import { escapeLine } from './terminal-text';
 
 export interface LogsOptions extends AwsCommandOptions {
   readonly endpoint?: string;
@@ -132,9 +133,10 @@ export function formatEvents(events: readonly LogEvent[]): string {
 }
 
 function formatEvent(e: LogEvent, run: readonly LogEvent[]): string {
-  const who = modelLabel(e);
+  // Names and instance ids come from the log: a newline in one must not start a line of its own.
+  const who = escapeLine(modelLabel(e));
   const instances = [...new Set(run.map((r) => r.instance))];
-  const head = [formatTime(e.time), instances.length > 1 ? `${instances.length} instances` : e.instance, who, LABELS[e.kind]]
+  const head = [formatTime(e.time), instances.length > 1 ? `${instances.length} instances` : escapeLine(e.instance), who, LABELS[e.kind]]
     .filter(Boolean)
     .join('  ');
   const repeat = run.length > 1 ? `  (${run.length} times until ${formatTime(run[run.length - 1]!.time).slice(11)})` : '';
@@ -149,14 +151,15 @@ function formatEvent(e: LogEvent, run: readonly LogEvent[]): string {
     case 'server-started':
     case 'server-stopping':
     case 'warning':
-      detail(e.message);
+      detail(escapeLine(e.message));
       break;
     default:
-      detail(shortenIds(e.message));
+      // The server's words, each kept on its line: a newline in them is shown as \n.
+      detail(escapeLine(shortenIds(e.message)));
       // What the backend logged just before (e.g. TensorRT's own diagnosis), marked as its words.
-      if (e.context) for (const c of e.context) detail(`| ${c}`);
+      if (e.context) for (const c of e.context) detail(`| ${escapeLine(c)}`);
       if (e.traceback) {
-        e.traceback.forEach((frame, n) => lines.push(`    ${n === 0 ? 'at ' : '   '}${frame}`));
+        e.traceback.forEach((frame, n) => lines.push(`    ${n === 0 ? 'at ' : '   '}${escapeLine(frame)}`));
       }
       if (e.failure) {
         detail(`cause: ${e.failure.title}`);
@@ -192,7 +195,7 @@ export function formatFailureSummary(failures: readonly ModelFailures[]): string
   if (failures.length === 0) return 'No failure in the container logs.\n';
   const lines: string[] = [];
   for (const f of failures) {
-    const model = f.targetModel ?? '(no TargetModel in the log)';
+    const model = f.targetModel !== undefined ? escapeLine(f.targetModel) : '(no TargetModel in the log)';
     const where = f.instances.length === 1 ? f.instances[0] : `${f.instances.length} instances`;
     const what = LABELS[f.last.kind].toLowerCase();
     const inner = f.last.tritonModel && f.last.tritonModel !== f.targetModel ? `${f.last.tritonModel}: ` : '';
@@ -200,7 +203,7 @@ export function formatFailureSummary(failures: readonly ModelFailures[]): string
       `${model}  ${f.count} failure${f.count === 1 ? '' : 's'} on ${where}, ` +
         `last ${formatTime(f.last.time).slice(11, 16)} ${what}`,
     );
-    lines.push(`    ${inner}${f.last.failure?.title ?? shortenIds(f.last.message).split('\n')[0]}`);
+    lines.push(`    ${escapeLine(`${inner}${f.last.failure?.title ?? shortenIds(f.last.message).split('\n')[0]}`)}`);
     if (f.last.failure) lines.push(`    fix: ${f.last.failure.fix}`);
   }
   return `${lines.join('\n')}\n`;

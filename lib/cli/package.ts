@@ -15,6 +15,7 @@ import { shellCommand, shellQuote } from '../shell-quote';
 import { withPathAsGiven } from './cli-errors';
 import { CliIo, ExitCode, UsageError } from './io';
 import { toJson } from './json';
+import { escapeLine } from './terminal-text';
 import { byteProgress } from './progress';
 import { formatReport, reportToJson } from './report-format';
 
@@ -26,7 +27,17 @@ export interface PackageOptions {
   readonly json?: boolean;
 }
 
-export async function runPackage(path: string, options: PackageOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+/**
+ * `onQuit` registers what a second signal, quitting before the cleanup is done, prints: the command that removes the
+ * temp archive while there is one.
+ */
+export async function runPackage(
+  path: string,
+  options: PackageOptions,
+  io: CliIo,
+  signal?: AbortSignal,
+  onQuit?: (describe: () => string | undefined) => void,
+): Promise<number> {
   const level = parseLevel(options.level);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);
@@ -50,11 +61,16 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   }
 
   let written;
+  let temp: string | undefined;
+  onQuit?.(() =>
+    temp !== undefined && existsSync(temp) ? `Remove the partial archive: ${shellCommand(['rm', '-f', '--', temp])}` : undefined,
+  );
   try {
     // The manifest hashes the archive as it streams; the writer need not hash it again.
     written = await writeStreamAtomically(result.stream, output, {
       hash: false,
       noClobber: !options.force,
+      onTempFile: (path) => (temp = path),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {
@@ -88,15 +104,19 @@ export async function runPackage(path: string, options: PackageOptions, io: CliI
   const lines: string[] = [];
   if (result.report.diagnostics.length > 0) lines.push(formatReport(result.report, path).trimEnd());
   if (written.removedStale.length > 0) {
-    lines.push(`Removed ${written.removedStale.length} temp file(s) left by an interrupted run: ${written.removedStale.join(', ')}`);
+    const removed = written.removedStale.map(escapeLine).join(', ');
+    lines.push(`Removed ${written.removedStale.length} temp file(s) left by an interrupted run: ${removed}`);
   }
-  lines.push(`Wrote ${shown}`);
-  lines.push(`  TargetModel  ${manifest.targetModel}`);
+  // Names and paths are the repository's: a newline in one must not start a line of its own.
+  lines.push(`Wrote ${escapeLine(shown)}`);
+  lines.push(`  TargetModel  ${escapeLine(manifest.targetModel)}`);
   lines.push(`  size         ${formatBytes(written.size)} (${written.size} bytes, ${manifest.entries} entries)`);
   lines.push(`  sha256       ${manifest.sha256}`);
-  const models = manifest.models.map((m) => `${m.name} (${m.platform ?? m.backend ?? '?'}, v${m.versions.join(',')})`);
+  const models = manifest.models.map(
+    (m) => `${escapeLine(m.name)} (${escapeLine(m.platform ?? m.backend ?? '?')}, v${m.versions.join(',')})`,
+  );
   lines.push(`  models       ${models.join(', ')}`);
-  if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.join(', ')}`);
+  if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.map(escapeLine).join(', ')}`);
   if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);
   lines.push('');
   lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');

@@ -16,6 +16,7 @@ import { DEFAULT_GPU_RESERVE_MIB, planEndpoint, type PlanReport } from '../plan/
 import { readBundle, type BundleFiles } from '../plan/read-bundles';
 import { parseTrafficCsv, parseTrafficKeyword, type TrafficSpec } from '../plan/traffic';
 import { CliIo, ExitCode, UsageError } from './io';
+import { escapeLine } from './terminal-text';
 
 export interface PlanCommandOptions {
   instanceType?: string;
@@ -146,7 +147,8 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   } else {
     if (report) io.stdout(formatReport(report));
     for (const d of diagnostics) {
-      io.stderr(`mme-deploy: ${d.severity}: ${d.file ? `${d.file}: ` : ''}${d.line ? `line ${d.line}: ` : ''}${d.message}\n`);
+      const where = `${d.file ? `${d.file}: ` : ''}${d.line ? `line ${d.line}: ` : ''}`;
+      io.stderr(`mme-deploy: ${d.severity}: ${escapeLine(`${where}${d.message}`)}\n`);
     }
     if (options.csv !== undefined && report?.simulation) io.stderr(`wrote the instance-count curve to ${options.csv}\n`);
   }

@@ -9,22 +9,24 @@ import { exitCodeOf } from './exit-codes';
 import { CliError, CliIo, ExitCode } from './io';
 import { errorJson, wantsJson } from './json';
 import type { Cancellation, CancellationOptions } from './signals';
-import { escapeControl } from './terminal-text';
+import { escapeControl, escapeJsonText, escapeLine } from './terminal-text';
 import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
 
 export async function main(argv: readonly string[], rawIo: CliIo): Promise<number> {
   // Every human output goes through the one escaping function: text from files, names and servers never reaches
   // the terminal with raw control characters (JSON escapes them itself; the few left are \u escapes, still JSON).
+  // JSON on stdout (`--json`, and `config`'s only format) is escaped the JSON way, so it stays valid JSON.
   const { status, prompt } = rawIo;
+  const json = wantsJson(argv);
+  const jsonStdout = json || argv[0] === 'config';
   const io: CliIo = {
     ...rawIo,
-    stdout: (s) => rawIo.stdout(escapeControl(s)),
+    stdout: (s) => rawIo.stdout(jsonStdout ? escapeJsonText(s) : escapeControl(s)),
     stderr: (s) => rawIo.stderr(escapeControl(s)),
     ...(status ? { status: (s: string) => status(escapeControl(s)) } : {}),
     ...(prompt ? { prompt: (question: string) => prompt(escapeControl(question)) } : {}),
   };
-  const json = wantsJson(argv);
   let exitCode: number = ExitCode.Ok;
   const setExit = (code: number) => {
     exitCode = code;
@@ -44,7 +46,8 @@ export async function main(argv: readonly string[], rawIo: CliIo): Promise<numbe
  */
 export function reportFailure(err: unknown, io: CliIo, json: boolean): number {
   const fail = (code: string, message: string, exitCode: number, human = true) => {
-    if (human) io.stderr(`mme-deploy: ${message}\n`);
+    // One line whatever the message quotes (an entry name, an S3 key, a server's text): no forged second line.
+    if (human) io.stderr(`mme-deploy: ${escapeLine(message)}\n`);
     if (json) io.stdout(errorJson(code, message));
     return exitCode;
   };
@@ -124,7 +127,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--json', 'print one JSON object on stdout')
     .action(async (path: string, options: import('./package').PackageOptions) => {
       const { runPackage } = await import('./package');
-      setExit(await cancellable(io, {}, ({ signal }) => runPackage(path, options, io, signal)));
+      setExit(await cancellable(io, {}, ({ signal, onQuit }) => runPackage(path, options, io, signal, onQuit)));
     });
 
   program

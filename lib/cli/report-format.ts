@@ -2,7 +2,7 @@
 
 import { countSummary, Diagnostic, formatDiagnostic } from '../diagnostics';
 import type { ValidationReport } from '../repository/validate';
-import { escapeControl, escapeExcerpt } from './terminal-text';
+import { escapeExcerpt, escapeLine } from './terminal-text';
 
 export interface ReportJson {
   readonly ok: boolean;
@@ -37,25 +37,25 @@ export function formatReport(report: ValidationReport, target: string): string {
   for (const key of [...new Set([...order, ...byModel.keys()])]) {
     const list = byModel.get(key);
     if (!list) continue;
-    lines.push(key ? `${key}:` : `${target}:`);
+    lines.push(`${escapeLine(key || target)}:`);
     for (const d of list) lines.push(formatDiagnosticText(d, { prefix: '  ' }));
   }
   const models = report.models.length;
   const verdict = report.ok ? 'valid' : 'invalid';
-  lines.push(`${target}: ${verdict} (${models} model${models === 1 ? '' : 's'}; ${countSummary(report.diagnostics)})`);
+  lines.push(`${escapeLine(target)}: ${verdict} (${models} model${models === 1 ? '' : 's'}; ${countSummary(report.diagnostics)})`);
   return lines.join('\n') + '\n';
 }
 
 /**
  * One diagnostic for a terminal: formatDiagnostic with its file, message and caret excerpt escaped (a config line can
- * hold control characters), the caret kept under its column.
+ * hold control characters, a file name a newline), the caret kept under its column.
  */
 export function formatDiagnosticText(d: Diagnostic, options: { prefix?: string } = {}): string {
   const safe: Diagnostic = {
     ...d,
-    file: escapeControl(d.file),
-    message: escapeControl(d.message),
-    ...(d.model !== undefined ? { model: escapeControl(d.model) } : {}),
+    file: escapeLine(d.file),
+    message: escapeLine(d.message),
+    ...(d.model !== undefined ? { model: escapeLine(d.model) } : {}),
     ...(d.excerpt !== undefined ? { excerpt: escapeExcerpt(d.excerpt) } : {}),
   };
   return formatDiagnostic(safe, options);

@@ -25,6 +25,21 @@ export interface CancellationOptions {
   readonly exit?: (code: number) => void;
 }
 
+/** How many withCancellation calls are running: while one is, it alone answers the signals. */
+let running = 0;
+
+/**
+ * Makes a signal that arrives while no command listens (the first moments, while the command's modules load; a
+ * command that is not cancellable) end the process with 130, as every interruption does, rather than with the
+ * signal's default status (143 for SIGTERM, 129 for SIGHUP). The CLI entry calls it first thing; once per process.
+ */
+export function exitOnSignalsOutsideCommands(exit: (code: number) => void = (code) => process.exit(code)): void {
+  const onSignal = () => {
+    if (running === 0) exit(ExitCode.Interrupted);
+  };
+  for (const name of CANCEL_SIGNALS) process.on(name, onSignal);
+}
+
 /** Runs `action` with a Cancellation that the first of SIGINT, SIGTERM and SIGHUP aborts. */
 export async function withCancellation<T>(
   io: CliIo,
@@ -47,9 +62,11 @@ export async function withCancellation<T>(
     exit(ExitCode.Interrupted);
   };
   for (const name of CANCEL_SIGNALS) process.on(name, onSignal);
+  running += 1;
   try {
     return await action({ signal: abort.signal, onQuit: (describe) => (describeLeftover = describe) });
   } finally {
+    running -= 1;
     for (const name of CANCEL_SIGNALS) process.removeListener(name, onSignal);
   }
 }

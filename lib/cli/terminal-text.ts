@@ -16,6 +16,23 @@ export function escapeControl(text: string): string {
   return text.replace(UNSAFE, escapeOne);
 }
 
+/**
+ * JSON text (a whole `--json` document) with the same characters escaped as JSON escapes, `\u007f`: valid JSON that
+ * parses back to the very same strings, and still safe on a terminal. JSON.stringify has escaped C0 controls already;
+ * the others can only stand inside strings, where a `\uXXXX` escape means the character itself.
+ */
+export function escapeJsonText(json: string): string {
+  return json.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * `text` escaped as escapeControl does, and its line breaks too (`\n`, `\r`): a name, a path or a server's message
+ * put inside a one-line message can never split it and start a forged `mme-deploy: ...` line.
+ */
+export function escapeLine(text: string): string {
+  return escapeControl(text).replace(/\n/g, '\\n');
+}
+
 function escapeOne(char: string): string {
   const code = char.charCodeAt(0);
   return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;

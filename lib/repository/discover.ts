@@ -2,14 +2,14 @@
 // model directory, otherwise each subdirectory is a model. Reads and parses each config and names the version
 // directories Triton would load. Synchronous on purpose: ten thousand small directories are read fastest that way.
 
-import { Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, Dirent, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { MAX_CONFIG_BYTES } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
 import { MmeError, errnoReason } from '../errors';
 import { buildModel, CONFIG_FILE } from './build-model';
 import { LoadedModel, relPath } from './model';
-import { diskFiles, OnUnreadable } from './model-files';
+import { diskFiles, LINK_LEAVES_REPOSITORY, linkOutside, linkOutsideError, OnUnreadable } from './model-files';
 
 /**
  * A path the library cannot read as a repository at all: `NOT_FOUND`, `USAGE` (not a directory) or `UNREADABLE`.
@@ -55,9 +55,12 @@ export function unreadableError(discovery: Pick<Discovery, 'unreadable'>): Repos
   const failures = [...new Map(discovery.unreadable.map((f) => [f.path, f])).values()];
   if (failures.length === 0) return undefined;
   const list = failures.map((f) => `cannot read ${f.path}: ${f.reason}`);
-  const fix = failures.some((f) => f.errno === 'EACCES' || f.errno === 'EPERM')
+  let fix = failures.some((f) => f.errno === 'EACCES' || f.errno === 'EPERM')
     ? ' Make the files readable by this user (chmod -R a+rX, or run as their owner), then run again.'
     : '';
+  if (failures.some((f) => f.errno === LINK_LEAVES_REPOSITORY)) {
+    fix += ' A repository is checked and packed as it stands: copy the file into it in place of the link.';
+  }
   return new RepositoryAccessError('UNREADABLE', `${list.join('; ')}.${fix}`);
 }
 
@@ -82,11 +85,14 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
     unreadable.push({ path: shown(absolute), reason: errnoReason(err), ...(err.code ? { errno: err.code } : {}) });
   const ignore = options.ignore ?? (() => false);
   const entries = readEntries(root, path);
-  const load = (dir: string, name: string, relDir: string, dirEntries: Dirent[]) =>
-    loadModel({ dir, name, relDir, entries: dirEntries, diagnostics, ignore, onUnreadable });
+  // Where the repository really is: a file whose link leads out of it is never read (a hostile config.pbtxt linked to
+  // /proc/self/environ or ~/.aws/credentials would otherwise be quoted in a caret excerpt, into a CI log).
+  const rootReal = realPath(root);
+  const load = (dir: string, name: string, relDir: string, dirEntries: Dirent[], linked: boolean) =>
+    loadModel({ dir, name, relDir, entries: dirEntries, diagnostics, ignore, onUnreadable, rootReal, linked });
 
   if (entries.some((e) => e.name === CONFIG_FILE && !e.isDirectory()) || isModelWithoutConfig(root, entries, ignore)) {
-    const model = load(root, basename(root), '', entries);
+    const model = load(root, basename(root), '', entries, false);
     return { layout: 'model', root, models: [model], diagnostics, unreadable };
   }
 
@@ -125,7 +131,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       continue;
     }
     const dir = join(root, entry.name);
-    models.push(load(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name))));
+    models.push(load(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), entry.isSymbolicLink()));
   }
   if (models.length === 0) {
     const message =
@@ -205,6 +211,14 @@ export function compareBytes(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+function realPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
 interface ModelDirectory {
   readonly dir: string;
   readonly name: string;
@@ -213,9 +227,14 @@ interface ModelDirectory {
   readonly diagnostics: Diagnostic[];
   readonly ignore: (name: string) => boolean;
   readonly onUnreadable: OnUnreadable;
+  /** The repository's real path. */
+  readonly rootReal: string;
+  /** Whether the model directory is a symbolic link (its files may then be outside the repository). */
+  readonly linked: boolean;
 }
 
-function loadModel({ dir, name, relDir, entries, diagnostics, ignore, onUnreadable }: ModelDirectory): LoadedModel {
+function loadModel(model: ModelDirectory): LoadedModel {
+  const { dir, name, relDir, entries, diagnostics, ignore, onUnreadable, rootReal, linked } = model;
   const configFile = relPath(relDir, CONFIG_FILE);
   const configEntry = entries.find((e) => e.name === CONFIG_FILE);
   const hasConfig = configEntry !== undefined && isFile(dir, configEntry);
@@ -227,21 +246,25 @@ function loadModel({ dir, name, relDir, entries, diagnostics, ignore, onUnreadab
       'make it the config.pbtxt text file.';
     diagnostics.push(diagnostic('error', 'config-not-a-file', message, source));
   } else if (hasConfig) {
-    // One native call reads and decodes; the size is checked on the text after (a config is a few kilobytes).
-    let text: string | undefined;
+    const path = join(dir, CONFIG_FILE);
+    // Only links can lead out of the repository, and readdir's entry types say which names are links: the check
+    // costs nothing for the usual repository without any.
+    const outside = linked || configEntry.isSymbolicLink() ? linkOutside(rootReal, path) : undefined;
+    let read: ConfigRead | undefined;
     try {
-      text = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+      if (outside !== undefined) throw linkOutsideError(path, outside);
+      read = readConfig(path);
     } catch (err) {
-      onUnreadable(join(dir, CONFIG_FILE), err as NodeJS.ErrnoException);
+      onUnreadable(path, err as NodeJS.ErrnoException);
     }
-    if (text === undefined) {
+    if (read === undefined) {
       // Reported as a read error by the caller; the model is judged as if it had no config meanwhile.
-    } else if (text.length > MAX_CONFIG_BYTES) {
-      const message = `${configFile} is ${Buffer.byteLength(text)} bytes; a model configuration is at most ` +
+    } else if (read.size > MAX_CONFIG_BYTES) {
+      const message = `${configFile} is ${read.size} bytes; a model configuration is at most ` +
         `${MAX_CONFIG_BYTES} bytes here. Check that this is really a config.pbtxt.`;
       diagnostics.push(diagnostic('error', 'config-too-large', message, source));
     } else {
-      configText = text;
+      configText = read.text;
     }
   }
 
@@ -254,8 +277,35 @@ function loadModel({ dir, name, relDir, entries, diagnostics, ignore, onUnreadab
       subdirs: entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name),
       hasConfig,
       configText,
-      files: diskFiles(onUnreadable),
+      files: diskFiles(onUnreadable, { rootReal }),
     },
     diagnostics,
   );
+}
+
+interface ConfigRead {
+  /** The file's size in bytes, from fstat. */
+  readonly size: number;
+  /** The UTF-8 text, when the size is within MAX_CONFIG_BYTES. */
+  readonly text?: string;
+}
+
+/**
+ * A config.pbtxt's size, and its text when it is within the limit: the size is taken from the open file before a byte
+ * is read, and no more than the limit is ever read (a sparse 700 MB file, or one growing while read, costs nothing).
+ */
+function readConfig(path: string): ConfigRead {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size > MAX_CONFIG_BYTES) return { size };
+    // One byte past the limit shows a file that grew since fstat.
+    const buffer = Buffer.allocUnsafe(Math.min(size, MAX_CONFIG_BYTES) + 1);
+    let length = 0;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+    if (length > MAX_CONFIG_BYTES) return { size: length };
+    return { size: length, text: buffer.toString('utf8', 0, length) };
+  } finally {
+    closeSync(fd);
+  }
 }

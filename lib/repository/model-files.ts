@@ -2,8 +2,10 @@
 // Discovery gives each model a view of the disk; a test gives one built from a list. Rules never call the file system
 // themselves, so a rule that reads only the config is tested from a string.
 
-import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync }
+  from 'node:fs';
 import { dirname } from 'node:path';
+import { isInside } from '../paths';
 
 export interface FileInfo {
   readonly kind: 'file' | 'directory' | 'other';
@@ -41,17 +43,64 @@ export type OnUnreadable = (path: string, err: NodeJS.ErrnoException) => void;
 const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
 
 /**
+ * The errno-like code of a read refused because the path leads, through a symbolic link, out of the repository
+ * (`~/.aws/credentials`, `/proc/self/environ`): such a file is never read, so nothing of it can be quoted.
+ */
+export const LINK_LEAVES_REPOSITORY = 'ELINKOUT';
+
+/**
+ * Where `path` really is when a symbolic link on its way leads out of `rootReal` (a real path), else undefined.
+ * Paths that cannot be resolved are left to the read itself, which reports them.
+ */
+export function linkOutside(rootReal: string, path: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+  return isInside(rootReal, real) ? undefined : real;
+}
+
+/** The read failure of a path whose link leaves the repository: where the link points (its text), at most. */
+export function linkOutsideError(path: string, real: string): NodeJS.ErrnoException {
+  let shown = real;
+  try {
+    shown = readlinkSync(path);
+  } catch {
+    // Not itself a link (a directory above it is): name the real place.
+  }
+  const err: NodeJS.ErrnoException = new Error(`a symbolic link that leaves the repository (to ${shown}); it is not read`);
+  err.code = LINK_LEAVES_REPOSITORY;
+  return err;
+}
+
+export interface DiskFilesOptions {
+  /**
+   * The repository's real path: a file whose real path is outside it is never read (reported to `onUnreadable` with
+   * LINK_LEAVES_REPOSITORY). @default - files are read wherever links lead
+   */
+  readonly rootReal?: string;
+}
+
+/**
  * The model's files as they are on disk, read on demand and remembered: a model is asked about a handful of paths,
  * so reading its whole tree up front (a SavedModel, a conda environment) would cost far more than it saves.
  * A path that exists but cannot be read (EACCES, ELOOP, EIO, a regular file this user may not read) is reported to
  * `onUnreadable` and looks absent to the rules: the caller reports it as a read error, not as a fault of the model.
  */
-export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFiles {
+export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
   let texts: Map<string, string | undefined> | undefined;
   const failed = (path: string, err: unknown): undefined => {
     const e = err as NodeJS.ErrnoException;
     if (!ABSENT.has(e.code ?? '')) onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
     return undefined;
+  };
+  // Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root.
+  const { rootReal } = options;
+  const checkInside = (path: string) => {
+    const outside = rootReal === undefined ? undefined : linkOutside(rootReal, path);
+    if (outside !== undefined) throw linkOutsideError(path, outside);
   };
   return {
     stat(path) {
@@ -72,7 +121,9 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFi
         let text: string | undefined;
         try {
           // Only a regular file: reading a FIFO would wait forever for a writer.
-          text = statSync(path, { throwIfNoEntry: false })?.isFile() ? readFileSync(path, 'utf8') : undefined;
+          const isFile = statSync(path, { throwIfNoEntry: false })?.isFile();
+          if (isFile) checkInside(path);
+          text = isFile ? readFileSync(path, 'utf8') : undefined;
         } catch (err) {
           text = failed(path, err);
         }
@@ -91,6 +142,7 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined): ModelFi
     open(path) {
       let fd: number;
       try {
+        checkInside(path);
         fd = openSync(path, 'r');
       } catch (err) {
         failed(path, err);
