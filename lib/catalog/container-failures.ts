@@ -15,6 +15,7 @@
 
 import { MmeError } from '../errors';
 import { shellQuote } from '../shell-quote';
+import { MEMORY_REMEDY, tritonFailure } from './triton-failures';
 
 export type ContainerOperation = 'load' | 'invoke' | 'unload' | 'list' | 'describe';
 
@@ -45,11 +46,6 @@ export function tritonErrorText(body: string | Uint8Array): string {
   return text;
 }
 
-const MEMORY_REMEDY =
-  'put fewer or smaller models on each instance, use an instance type with more GPU memory, or cap what one load may ' +
-  "take with the construct's environment.modelLoadGpuLimit (SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT), which keeps " +
-  'memory free for inference';
-
 /** The sentence for a failed container request: what happened (with Triton's own text), why, and what to do. */
 export function explainContainerFailure(failure: ContainerFailure, site: FailureSite): string {
   const { operation, targetModel, status, text } = failure;
@@ -79,34 +75,43 @@ export function explainContainerFailure(failure: ContainerFailure, site: Failure
         ? `The container refused the ${operation} request for ${targetModel} (HTTP 405${detail}); is --url Triton's SageMaker port?`
         : `The container refused to ${operation} ${targetModel} (HTTP 405${detail}).`;
     default:
-      return `The container answered HTTP ${status} to ${operation} ${targetModel}${detail}.`;
+      return `The container answered HTTP ${status} to ${operation} ${targetModel}${detail}.${causeOf(text)}`;
   }
 }
 
+/** " <cause> <fix>" from the one failure table (triton-failures.ts), or "" for a text it has no row for. */
+function causeOf(text: string): string {
+  const known = tritonFailure(text);
+  if (!known) return '';
+  const rule = known.rule ? ` (\`mme-deploy validate --mme\` reports it before a push as ${known.rule}.)` : '';
+  return ` ${known.title} ${known.fix}${rule}`;
+}
+
+// Triton's SageMaker front end answers 507 for any of its out-of-memory strings (sagemaker_server.cc:894-911), among
+// them "No space left on device", which is the disk or, from the python backend, /dev/shm: the table tells them apart.
 function outOfMemory(failure: ContainerFailure, site: FailureSite): string {
   const { operation, targetModel, text } = failure;
   const doing = operation === 'load' ? 'loading' : operation === 'invoke' ? 'running' : operation === 'unload' ? 'unloading' : 'serving';
   const detail = text ? `: ${text}` : '';
-  if (/No space left on device/.test(text)) {
-    return (
-      `The instance's disk is full ${doing} ${targetModel} (HTTP 507${detail}). SageMaker keeps downloaded archives on ` +
-      'the instance and removes the least recently used ones when space runs out; an archive that still does not fit ' +
-      'needs an instance type with more local storage, or smaller archives (leave training files and spare model ' +
-      'versions out).'
-    );
+  const known = tritonFailure(text);
+  if (known && known.code !== 'out-of-memory') {
+    return `${targetModel} failed ${doing} (HTTP 507${detail}). ${known.title} ${known.fix}`;
   }
   if (site.kind === 'local') {
     return (
       `Out of GPU memory ${doing} ${targetModel} (HTTP 507${detail}). On SageMaker the endpoint would now unload the ` +
       'least recently used models and retry; locally, unload another model with `mme-deploy local unload <target>` ' +
-      `and try again. To make it fit on the endpoint, ${MEMORY_REMEDY}.`
+      `and try again. To make it fit on the endpoint: ${lowerFirst(MEMORY_REMEDY)}.`
     );
   }
   return (
     `Out of GPU or host memory ${doing} ${targetModel} (HTTP 507${detail}). SageMaker answers a 507 by unloading the ` +
-    `least recently used models and trying again, so ${targetModel} did not fit even then. To make it fit, ${MEMORY_REMEDY}.`
+    `least recently used models and trying again, so ${targetModel} did not fit even then. To make it fit: ` +
+    `${lowerFirst(MEMORY_REMEDY)}.`
   );
 }
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 /** Triton's 400 texts that have a known cause, each with what to do. */
 function hintFor400(failure: ContainerFailure, site: FailureSite): string {
@@ -134,6 +139,8 @@ function hintFor400(failure: ContainerFailure, site: FailureSite): string {
     // Triton answers a route it does not serve with a bare 400, as for /models on a single-model container.
     return ' Was the container started with -e SAGEMAKER_MULTI_MODEL=true?';
   }
+  const cause = causeOf(text);
+  if (cause) return cause;
   if (operation === 'load' || isLoadFailure(text)) {
     return (
       ' The archive did not load: check it with `mme-deploy validate --mme <repository>`' +

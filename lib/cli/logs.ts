@@ -58,9 +58,12 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
             `${options.targetModel ? ` for ${options.targetModel}` : ''}.\n`,
         );
       }
+      if (!options.json && !events.some((e) => e.kind === 'invoke-failed')) io.stderr(VERBOSE_NOTE);
       return ExitCode.Ok;
     }
-    if (!options.json) io.stderr(`Following ${endpointLogGroup(options.endpoint)} from ${formatTime(start)} UTC; Ctrl-C stops.\n`);
+    if (!options.json) {
+      io.stderr(`Following ${endpointLogGroup(options.endpoint)} from ${formatTime(start)} UTC; Ctrl-C stops.\n${VERBOSE_NOTE}`);
+    }
     const onThrottled = (ms: number) => io.stderr(`note: CloudWatch Logs is throttling; reading new lines every ${ms / 1000} s.\n`);
     for await (const batch of followEndpointLogEvents(logs, query, { ...context, pollIntervalMs, onThrottled })) print(batch);
     // A follow ends only when it is stopped.
@@ -70,6 +73,14 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
     (await sageMaker)?.destroy();
   }
 }
+
+// Triton logs a failed request only at verbose level 1 (server src/sagemaker_server.cc:606, LOG_VERBOSE(1) << "Infer
+// failed: "); SageMaker's serve script turns verbose logging on unless SAGEMAKER_TRITON_LOG_VERBOSE says otherwise
+// (server docker/sagemaker/serve:98-103). Loads and unloads are logged at INFO, whatever the setting.
+const VERBOSE_NOTE =
+  'note: failed requests (REQUEST FAILED) are in the log only with verbose logging on, the default; ' +
+  "SAGEMAKER_TRITON_LOG_VERBOSE=0 (the construct's environment.logVerbose: 0) leaves them out. " +
+  'Invoke always gets its own failure in its answer.\n';
 
 /** `30s`, `15m`, `1h`, `2d`, `1w` back from `now`, or an ISO 8601 time. */
 export function parseSince(text: string, now: Date): Date {

@@ -297,7 +297,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       .command('logs')
       .description(
         "Show what happened on the endpoint's instances, from CloudWatch Logs: model loads, failures with their " +
-          "cause and fix, evictions, python tracebacks.",
+          'cause and fix, evictions, python tracebacks. Failed requests are logged only with verbose logging on ' +
+          '(the default; SAGEMAKER_TRITON_LOG_VERBOSE=0 turns it off).',
       ),
     'print one JSON object per event, one per line',
   )

@@ -115,6 +115,8 @@ export function parseTextFormat(
 
 class SyntaxStop extends Error {}
 
+const BYTE_ORDER_MARK = 0xfeff;
+
 const INT_RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', [bigint, bigint]> = {
   int32: [-(2n ** 31n), 2n ** 31n - 1n],
   uint32: [0n, 2n ** 32n - 1n],
@@ -132,6 +134,8 @@ class TextFormatParser {
   /** Where the `key` and the `value` of the map entry being parsed are written. */
   private mapKeyOffset: number | undefined;
   private mapValueOffset: number | undefined;
+  /** The messages being parsed, outermost first: where each `{` or `<` was, to say which one is never closed. */
+  private readonly openBlocks: { readonly name: string; readonly line: number; readonly column: number }[] = [];
 
   constructor(
     private readonly text: string,
@@ -154,6 +158,20 @@ class TextFormatParser {
       );
       return { config, diagnostics: this.diagnostics, positions: this.positions };
     }
+    if (this.text.charCodeAt(0) === BYTE_ORDER_MARK) {
+      // Triton reads config.pbtxt with protobuf's TextFormat::ParseFromString as it is (core src/filesystem/api.cc:
+      // 591-604), and protobuf's tokenizer takes the BOM for a character: protoc 3.21's text parser answers
+      // "1:1: Interpreting non ascii codepoint 239." and "Expected identifier, got: \xEF", so the load fails with
+      // "failed to read text proto". Reported once, here; the rest is parsed as if the BOM were not there (the
+      // scanner skips it), so the model is still understood and no rule reports a cascade of it.
+      this.report(
+        { line: 1, column: 1, offset: 0 },
+        'byte-order-mark',
+        'The file starts with a UTF-8 byte order mark (bytes EF BB BF), which protobuf\'s text parser in Triton refuses ' +
+          '("Interpreting non ascii codepoint 239"), so the model fails to load ("failed to read text proto"). ' +
+          'Save config.pbtxt as UTF-8 without BOM.',
+      );
+    }
     try {
       this.positions.set(config, '', this.token.offset);
       this.parseFields(config, this.schema.root, undefined, 0);
@@ -175,11 +193,15 @@ class TextFormatParser {
     for (;;) {
       const tok = this.token;
       if (close === undefined ? tok.kind === 'eof' : this.isSymbol(close)) return;
-      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file: a message opened above is never closed.`);
+      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.${this.unclosed()}`);
       if (tok.kind === 'symbol' && tok.text === '[') {
         this.syntax(tok, 'Extensions and Any values ("[...]") are not part of Triton\'s ModelConfig.');
       }
-      if (tok.kind !== 'identifier') this.syntax(tok, `Expected identifier, got: ${this.describe(tok)}`);
+      if (tok.kind !== 'identifier') {
+        // A closing bracket of another kind here ("]" of the list around this block) means this block's own is missing.
+        const closer = tok.kind === 'symbol' && (tok.text === ']' || tok.text === '}' || tok.text === '>');
+        this.syntax(tok, `Expected identifier, got: ${this.describe(tok)}${closer ? `.${this.unclosed()}` : ''}`);
+      }
       this.advance();
       const fieldName = tok.text;
       const field = message.fields[fieldName];
@@ -345,9 +367,11 @@ class TextFormatParser {
     this.advance();
     const target: Record<string, unknown> = {};
     this.positions.set(target, '', open.offset);
+    this.openBlocks.push({ name, line: open.line, column: open.column });
     if (map) this.parseMapEntry(target, name, map.key, map.value, close, depth + 1);
     else this.parseFields(target, message!, close, depth + 1);
-    if (!this.isSymbol(close)) this.syntax(this.token, `Expected "${close}", found ${this.describe(this.token)}.`);
+    if (!this.isSymbol(close)) this.syntax(this.token, `Expected "${close}", found ${this.describe(this.token)}.${this.unclosed()}`);
+    this.openBlocks.pop();
     this.advance();
     return target;
   }
@@ -362,7 +386,7 @@ class TextFormatParser {
   ) {
     while (!this.isSymbol(close)) {
       const tok = this.token;
-      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.`);
+      if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.${this.unclosed()}`);
       if (tok.kind !== 'identifier') this.syntax(tok, `Expected identifier, got: ${this.describe(tok)}`);
       this.advance();
       if (tok.text !== 'key' && tok.text !== 'value') {
@@ -546,7 +570,7 @@ class TextFormatParser {
         );
         return undefined;
       }
-      const suggestion = closest(start.text, values);
+      const suggestion = (enumName === 'DataType' ? dataTypeAlias(start.text) : undefined) ?? closest(start.text, values);
       this.report(
         start,
         'unknown-enum-value',
@@ -658,6 +682,16 @@ class TextFormatParser {
     throw new SyntaxStop();
   }
 
+  /** " The "input" block opened at 3:3 is never closed: ..." for the innermost message being parsed, or "". */
+  private unclosed(): string {
+    const block = this.openBlocks[this.openBlocks.length - 1];
+    if (!block) return '';
+    return (
+      ` The "${block.name}" block opened at line ${block.line}, column ${block.column} is never closed: ` +
+      `add its closing "}" (or ">") where the block ends.`
+    );
+  }
+
   private report(
     tok: { line: number; column: number; offset: number },
     code: string,
@@ -711,4 +745,30 @@ function defaultValue(value: ValueDescriptor): unknown {
     default:
       return 0;
   }
+}
+
+// Names other frameworks give Triton's data types (numpy/torch `float32`, `half`, `double`, `bool`...): spelled
+// Triton's way, the edit distance would pick a wrong neighbour (`TYPE_FLOAT32` is nearer `TYPE_UINT32` than
+// `TYPE_FP32`). The values are those of DataType in common protobuf/model_config.proto.
+const DATA_TYPE_ALIASES: Readonly<Record<string, string>> = {
+  FLOAT: 'TYPE_FP32',
+  FLOAT32: 'TYPE_FP32',
+  SINGLE: 'TYPE_FP32',
+  HALF: 'TYPE_FP16',
+  FLOAT16: 'TYPE_FP16',
+  DOUBLE: 'TYPE_FP64',
+  FLOAT64: 'TYPE_FP64',
+  BFLOAT16: 'TYPE_BF16',
+  BOOLEAN: 'TYPE_BOOL',
+  INT: 'TYPE_INT32',
+  LONG: 'TYPE_INT64',
+  BYTE: 'TYPE_UINT8',
+  CHAR: 'TYPE_INT8',
+  STR: 'TYPE_STRING',
+  OBJECT: 'TYPE_STRING',
+};
+
+/** `TYPE_FLOAT32`, `FLOAT32`, `float32` -> `TYPE_FP32`; undefined for a name that is no known alias. */
+function dataTypeAlias(text: string): string | undefined {
+  return DATA_TYPE_ALIASES[text.toUpperCase().replace(/^TYPE_/, '')];
 }

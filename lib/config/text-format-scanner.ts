@@ -93,7 +93,10 @@ export class Scanner {
   private line = 1;
   private lineStart = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(private readonly text: string) {
+    // A UTF-8 byte order mark is skipped (the parser reports it once); columns count from after it, as editors show.
+    if (text.charCodeAt(0) === 0xfeff) this.pos = this.lineStart = 1;
+  }
 
   private start = 0;
   private startLine = 1;

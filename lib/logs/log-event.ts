@@ -1,6 +1,8 @@
 // What `mme-deploy logs` reports: events on a multi-model endpoint, each made of one or more log lines, with the
 // instance, the TargetModel and the Triton model it concerns. Plain data, printed as they are by `--json`.
 
+import type { KnownFailure } from '../catalog/triton-failures';
+
 /**
  * The kinds of event, each named for what happened:
  * - `server-started` / `server-stopping`: the container's Triton started serving, or was told to stop.
@@ -36,17 +38,8 @@ export const FAILURE_KINDS: ReadonlySet<LogEventKind> = new Set<LogEventKind>([
   'error',
 ]);
 
-/** A failure whose cause is known, with what to do about it. */
-export interface KnownFailure {
-  /** Stable kebab-case code, e.g. `tensorrt-compute-capability`. */
-  readonly code: string;
-  /** One sentence: what went wrong. */
-  readonly title: string;
-  /** One sentence: how to fix it. */
-  readonly fix: string;
-  /** The `mme-deploy validate` rule that reports this before a push, where there is one. */
-  readonly rule?: string;
-}
+/** A failure whose cause is known, with what to do about it: a row of the one failure table. */
+export type { KnownFailure };
 
 export interface LogEvent {
   readonly kind: LogEventKind;

@@ -292,8 +292,9 @@ function checkStepTensors(
     const explained = new Set<string>();
     for (const [key, value] of inputMap) {
       if (names.includes(key)) continue;
-      const swapped = names.includes(value) && !names.includes(key);
       const near = closest(key, names.filter((n) => !step.input_map![n]));
+      // A key one typo away from its value ("token_id" -> "token_ids") is a typo, not a swapped pair.
+      const swapped = names.includes(value) && !names.includes(key) && near !== value;
       explained.add(swapped ? value : (near ?? ''));
       const message =
         `in ensemble ${e}, ensemble tensor ${value} is mapping to non-existing input ${key} in model ${m}. ` +
@@ -336,8 +337,8 @@ function checkStepTensors(
       written.add(value);
       const output = outputs.find((o) => (o.name ?? '') === key);
       if (!output) {
-        const swapped = names.includes(value);
         const near = closest(key, names);
+        const swapped = names.includes(value) && near !== value;
         const message =
           `in ensemble ${e}, ensemble tensor ${value} is mapped from non-existing output ${key} in model ${m}. ` +
           unknownKeyHint('output', m, value, names, swapped, near);

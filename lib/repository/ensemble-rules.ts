@@ -320,7 +320,8 @@ export function checkEnsembleStatic(model: LoadedModel): Diagnostic[] {
         `ensemble tensor '${t.name}' is unused in ensemble '${name}'. ` +
           `${describeStep(steps[reader.step], reader.step)} reads '${t.name}' (for its input '${reader.key}') but ` +
           'it is neither an ensemble input nor written by any step' +
-          (swappedKey(reader.key, config, tensors)
+          // A value one typo away from its key ("tokn_ids" for "token_ids") is a typo, not a swapped pair.
+          (swappedKey(reader.key, config, tensors) && near !== reader.key
             ? `; its key '${reader.key}' is an ensemble tensor, so key and value look swapped: the key is the ` +
               `composing model's input name, the value the ensemble tensor.`
             : (near ? ` — did you mean '${near}'?` : '') +

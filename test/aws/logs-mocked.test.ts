@@ -153,7 +153,26 @@ describe('logs: reading the endpoint log group', () => {
     const io = captureIo();
     expect(await runLogs({ endpoint: 'mme', now: NOW, since: '30m' }, io)).toBe(0);
     expect(io.out()).toBe('');
-    expect(io.err()).toBe('note: no events in /aws/sagemaker/Endpoints/mme since 2026-11-30 14:30:00 UTC.\n');
+    expect(io.err()).toBe(
+      'note: no events in /aws/sagemaker/Endpoints/mme since 2026-11-30 14:30:00 UTC.\n' +
+        'note: failed requests (REQUEST FAILED) are in the log only with verbose logging on, the default; ' +
+        "SAGEMAKER_TRITON_LOG_VERBOSE=0 (the construct's environment.logVerbose: 0) leaves them out. " +
+        'Invoke always gets its own failure in its answer.\n',
+    );
+  });
+
+  it('leaves the verbose-logging note out when failed requests are in the log, with their cause from the one table', async () => {
+    logs.on(FilterLogEventsCommand).resolves({
+      events: [
+        line('2026-11-30T14:40:00Z', 'I1130 14:40:00.000000 1 sagemaker_server.cc:230] Invoking SageMaker TargetModel: a.tar.gz'),
+        line('2026-11-30T14:40:00.100Z', 'I1130 14:40:00.100000 1 sagemaker_server.cc:606] Infer failed: Stub process is not healthy.'),
+      ],
+    });
+    const io = captureIo();
+    expect(await runLogs({ endpoint: 'mme', now: NOW, since: '30m' }, io)).toBe(0);
+    expect(io.out()).toContain('REQUEST FAILED');
+    expect(io.out()).toContain("The python backend's stub process exited.");
+    expect(io.err()).toBe('');
   });
 
   it('refuses a --since it cannot read, before calling AWS', async () => {

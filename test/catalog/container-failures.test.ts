@@ -5,6 +5,7 @@ import {
   tritonErrorText,
 } from '../../lib/catalog/container-failures';
 import { MmeError } from '../../lib/errors';
+import { knownFailure } from '../../lib/logs/known-failures';
 
 const endpoint = { kind: 'endpoint' as const, endpoint: 'mme' };
 const local = { kind: 'local' as const };
@@ -55,7 +56,7 @@ describe('a container failure, explained', () => {
       /^Out of GPU or host memory running resnet\.tar\.gz \(HTTP 507: CUDA out of memory\. Tried to allocate 2\.00 GiB\)\./,
     );
     expect(message).toContain('SageMaker answers a 507 by unloading the least recently used models and trying again');
-    expect(message).toContain('put fewer or smaller models on each instance, use an instance type with more GPU memory');
+    expect(message).toContain('put fewer or smaller models on each instance (`mme-deploy plan` estimates the fit), use an instance type');
     expect(message).toContain('environment.modelLoadGpuLimit (SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT)');
     expect(explainContainerFailure(failure(507, 'failed to load: OOM', 'load'), local)).toMatch(
       /^Out of GPU memory loading resnet\.tar\.gz \(HTTP 507: failed to load: OOM\)\. On SageMaker the endpoint would now unload/,
@@ -64,8 +65,47 @@ describe('a container failure, explained', () => {
 
   it('507 with "No space left on device" is the disk, not the GPU', () => {
     expect(explainContainerFailure(failure(507, 'write failed: No space left on device', 'load'), endpoint)).toMatch(
-      /^The instance's disk is full loading resnet\.tar\.gz \(HTTP 507: write failed: No space left on device\)\..*more local storage/,
+      new RegExp(
+        /^resnet\.tar\.gz failed loading \(HTTP 507: write failed: No space left on device\)\. /.source +
+          /The instance's disk is full\..*more local storage/.source,
+      ),
     );
+  });
+
+  // python_backend src/shm_manager.cc:121-129: the text ends in boost's "No space left on device", which the
+  // SageMaker front end answers with 507 (sagemaker_server.cc:894-911); /dev/shm is full, not the disk.
+  const shm =
+    "failed to load 'pre' version 1: Internal: Unable to initialize shared memory key 'triton_python_backend_shm_region_4' " +
+    "to requested size (16777216 bytes). If you are running Triton inside docker, use '--shm-size' flag to control the " +
+    'shared memory region size. Each Python backend model instance requires at least 1 MB of shared memory. ' +
+    'Error: No space left on device';
+
+  it('507 from the python backend\'s shared memory is /dev/shm, with its own fix, ahead of the disk', () => {
+    for (const site of [endpoint, local]) {
+      const message = explainContainerFailure(failure(507, shm, 'load'), site);
+      expect(message).toContain('The python backend ran out of shared memory (/dev/shm) for a model instance\'s region of 16 MiB');
+      expect(message).toContain('environment.pythonShmDefaultSize (SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE');
+      expect(message).not.toContain('disk is full');
+    }
+  });
+
+  it('reads the cause and fix from the one failure table that logs reads too', () => {
+    const texts = [
+      shm,
+      "[request id: 7] input byte size mismatch for input 'IN' for model 'm'. Expected 12, got 8",
+      "inference input 'IN' data-type is 'FP64', but model 'm' expects 'FP32'",
+      'Stub process is not healthy.',
+      "failed to load 'x' version 1: Invalid argument: unable to find backend library for backend 'pyhton'",
+    ];
+    for (const text of texts) {
+      const known = knownFailure(text)!;
+      expect(known).toBeDefined();
+      for (const status of [400, 500]) {
+        const message = explainContainerFailure(failure(status, text), endpoint);
+        expect(message).toContain(known.title);
+        expect(message).toContain(known.fix);
+      }
+    }
   });
 
   it('400 load failures point at validate and local load', () => {
@@ -88,7 +128,13 @@ describe('a container failure, explained', () => {
 
   it('400 shape and datatype refusals point at --model on an endpoint', () => {
     const text = "unexpected shape for input 'INPUT__0' for model 'resnet.tar.gz'. Expected [-1,3,224,224], got [150528]";
-    expect(explainContainerFailure(failure(400, text), endpoint)).toContain("Give --model <archive or directory> so invoke shapes");
+    expect(explainContainerFailure(failure(400, text), endpoint)).toContain(
+      "The request sent input 'INPUT__0' of model 'resnet.tar.gz' with shape [150528]; the model takes [-1,3,224,224]. " +
+        'Send the shape the config declares',
+    );
+    expect(explainContainerFailure(failure(400, "unexpected inference input 'X' for model 'm'"), endpoint)).toContain(
+      'Give --model <archive or directory> so invoke shapes',
+    );
   });
 
   it('400 for a decoupled model says it cannot be invoked through SageMaker', () => {

@@ -179,6 +179,35 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     expect(numeric.config.input?.[0]?.data_type).toBe(99);
   });
 
+  it("suggests Triton's name for another framework's data type name, not the nearest spelling", () => {
+    // By edit distance alone TYPE_FLOAT32 is nearer TYPE_UINT32 than TYPE_FP32.
+    const message = (type: string) => errors(`input { name: "t" data_type: ${type} dims: [1] }`)[0]!.message;
+    expect(message('TYPE_FLOAT32')).toBe('Unknown enumeration value of "TYPE_FLOAT32" for field "data_type". Did you mean "TYPE_FP32"?');
+    expect(message('TYPE_FLOAT16')).toContain('Did you mean "TYPE_FP16"?');
+    expect(message('TYPE_DOUBLE')).toContain('Did you mean "TYPE_FP64"?');
+    expect(message('TYPE_UINT33')).toContain('Did you mean "TYPE_UINT32"?');
+  });
+
+  it('refuses a UTF-8 byte order mark once, as protobuf does, and still reads the rest', () => {
+    // protoc 3.21's TextFormat parser: "1:1: Interpreting non ascii codepoint 239." then "Expected identifier".
+    const result = parseModelConfig('\ufeffname: "m"\nmax_batch_size: 8\n');
+    expect(result.diagnostics.map((d) => [d.code, d.line, d.column])).toEqual([['byte-order-mark', 1, 1]]);
+    expect(result.diagnostics[0]!.message).toContain('Save config.pbtxt as UTF-8 without BOM.');
+    expect(result.config).toEqual({ name: 'm', max_batch_size: 8 });
+    // Columns on the first line are counted as an editor shows them, after the invisible mark.
+    expect(errors('\ufeffname: 5')[1]).toMatchObject({ line: 1, column: 7 });
+  });
+
+  it('says where a block that is never closed was opened', () => {
+    expect(errors('name: "m"\ninstance_group {\n  kind: KIND_GPU\n')[0]!.message).toBe(
+      'Expected "}" before the end of the file. The "instance_group" block opened at line 2, column 16 is never closed: ' +
+        'add its closing "}" (or ">") where the block ends.',
+    );
+    const [d] = errors('name: "m"\ninput [\n  {\n    name: "x"\n    dims: [1]\n]\noutput [ { name: "y" } ]\n');
+    expect(d).toMatchObject({ line: 6, column: 1 });
+    expect(d!.message).toContain('The "input" block opened at line 3, column 3 is never closed');
+  });
+
   it('turns TYPE_BYTES into advice to write TYPE_STRING', () => {
     const [d] = errors('input { name: "t" data_type: TYPE_BYTES dims: [1] }');
     expect(d!.code).toBe('type-bytes');

@@ -24,6 +24,17 @@ const CASES: [code: string, reason: string, rule?: string][] = [
   ],
   ['disk-full', "Internal: OSError: [Errno 28] No space left on device: '/tmp/python_env_Ab12Cd/0/lib'"],
   [
+    'python-shared-memory',
+    "Internal: Unable to initialize shared memory key 'triton_python_backend_shm_region_2' to requested size (16777216 " +
+      "bytes). If you are running Triton inside docker, use '--shm-size' flag to control the shared memory region size. " +
+      'Each Python backend model instance requires at least 1 MB of shared memory. Error: No space left on device',
+  ],
+  [
+    'python-shared-memory',
+    "Failed to increase the shared memory pool size to 67108864 bytes. If you are running Triton inside docker, use '--shm-size' " +
+      'flag to control the shared memory region size. Error: No space left on device',
+  ],
+  [
     'out-of-memory',
     'Internal: onnx runtime error 6: Exception during initialization: ' +
       'bfc_arena.cc:368 Failed to allocate memory for requested buffer of size 268435456',
@@ -41,6 +52,9 @@ const CASES: [code: string, reason: string, rule?: string][] = [
   ],
   ['execution-env-unpack', 'Internal: archive_read_open_filename() failed.', 'mme-execution-env-format'],
   ['python-stub-died', "Internal: Stub process 'preprocess_0_0' is not healthy."],
+  ['python-stub-died', 'Internal: Stub process is not healthy.'],
+  ['request-byte-size', "[request id: <id_unknown>] input byte size mismatch for input 'IN' for model 'm'. Expected 12, got 8"],
+  ['request-datatype', "[request id: 3] inference input 'IN' data-type is 'FP64', but model 'm' expects 'FP32'"],
   [
     'python-module-missing',
     "Internal: ModuleNotFoundError: No module named 'transformers.models'\n\nAt:\n  /opt/ml/models/h/model/pre/1/model.py(3): <module>",

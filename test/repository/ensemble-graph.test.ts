@@ -161,6 +161,25 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       expect(diagnostics[0]!.message).toContain('key and value look swapped');
     });
 
+    it('takes a key one typo from its value for a typo, not for a swapped pair', async () => {
+      const tensor = (name: string) => `{ name: "${name}" data_type: TYPE_FP32 dims: [ 16 ] }`;
+      const report = await validateRepository(
+        makeRepo({
+          'net/config.pbtxt': `platform: "onnxruntime_onnx"\ninput [ ${tensor('token_ids')} ]\noutput [ ${tensor('out')} ]\n`,
+          'net/1/': null,
+          'ens/config.pbtxt':
+            `platform: "ensemble"\ninput [ ${tensor('token_ids')} ]\noutput [ ${tensor('out')} ]\n` +
+            'ensemble_scheduling { step [ { model_name: "net" model_version: -1 ' +
+            'input_map { key: "token_id" value: "token_ids" } output_map { key: "otu" value: "out" } } ] }\n',
+          'ens/1/': null,
+        }),
+      );
+      const messages = report.diagnostics.filter((d) => d.model === 'ens').map((d) => d.message);
+      expect(messages.join('\n')).not.toContain('swapped');
+      expect(messages.find((m) => m.includes('non-existing input token_id '))).toContain("did you mean 'token_ids'?");
+      expect(messages.find((m) => m.includes('non-existing output otu '))).toContain("did you mean 'out'?");
+    });
+
     it('rejects a non-optional composing input left out of input_map', () => {
       const diagnostics = graphDiagnostics('input-not-mapped');
       expect(diagnostics.map((d) => d.code)).toEqual(['ensemble-input-not-mapped']);
