@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Benchmark for `mme-deploy push <directory>`: a generated 1 GiB repository pushed to a local S3 server (s3rver on
 // 127.0.0.1) streamed (pack straight into the multipart upload) vs package-then-upload (write the .tar.gz, then
-// push the file). Prints both wall times and their ratio.
+// push the file). Prints both wall times and their ratio, and what verifying an archive before its upload costs.
 // Usage: npm run build && node bench/push.js [--size-mib 1024] [--keep]
 
 'use strict';
@@ -51,6 +51,13 @@ async function main() {
     const packed = await timed(() => packageToFile(repo, archive));
     const uploaded = await timed(() => cli(['push', archive, '--s3', 's3://bench/packaged/', '--endpoint-url', endpointUrl, '--json']));
     const twoStep = packed.ms + uploaded.ms;
+    // What verifying an archive before its upload costs (the default): the same push with --no-verify, and the
+    // verification alone (validate --mme on the archive reads it to its end exactly as push does).
+    const unverified = await timed(() =>
+      cli(['push', archive, '--no-verify', '--s3', 's3://bench/unverified/', '--endpoint-url', endpointUrl, '--json']),
+    );
+    const verified = await timed(() => cli(['validate', '--mme', archive]));
+    const archiveBytes = fs.statSync(archive).size;
 
     const streamedResult = JSON.parse(streamed.value);
     const uploadedResult = JSON.parse(uploaded.value);
@@ -64,6 +71,14 @@ async function main() {
         `upload ${seconds(uploaded.ms)} s)`,
     );
     console.log(`ratio (package-then-upload / streamed): ${(twoStep / streamed.ms).toFixed(2)}x`);
+    console.log(
+      `archive push, verified (default):       ${seconds(uploaded.ms)} s; with --no-verify ${seconds(unverified.ms)} s ` +
+        `(verification adds ${seconds(uploaded.ms - unverified.ms)} s)`,
+    );
+    console.log(
+      `verification alone (validate --mme):    ${seconds(verified.ms)} s for ${mib(archiveBytes)} MiB of archive ` +
+        `(${(archiveBytes / 1024 / 1024 / (verified.ms / 1000)).toFixed(0)} MiB/s, process start included)`,
+    );
     console.log(
       'same archive bytes both ways: ' +
         `${streamedResult.sha256 === uploadedResult.sha256 ? 'yes' : 'no (the packer is not deterministic across runs)'}`,

@@ -192,7 +192,7 @@ export async function runLocalUnload(targetModel: string, options: LocalConnecti
   const client = clientFor(options, io);
   const hash = modelHash(targetModel);
   const started = performance.now();
-  expectSuccess('unload', targetModel, await client.unload(hash));
+  expectSuccess('unload', targetModel, await client.unload(hash, targetModel));
   const seconds = (performance.now() - started) / 1000;
   if (options.json) {
     io.stdout(`${JSON.stringify({ targetModel, hash, unloadSeconds: round(seconds) })}\n`);

@@ -89,7 +89,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   program
     .command('validate')
     .description('Check a Triton model repository (or one model directory) offline with Triton\'s own rules.')
-    .argument('<path>', 'a model repository (its subdirectories are models) or one model directory')
+    .argument('<path>', 'a model repository (its subdirectories are models), one model directory, or a .tar.gz TargetModel ' +
+      'archive (read to its end, judged as SageMaker extracts it)')
     .option('--json', 'print one JSON report on stdout')
     .option('--mme', 'also apply the SageMaker multi-model endpoint archive rules')
     .option(
@@ -241,6 +242,11 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       '--versioned',
       'name it <name>-<first 12 hex of the archive\'s SHA-256>.tar.gz, as the CDK ModelArchive does: a changed model never ' +
         'replaces one instances have cached (a directory is packed twice)',
+    )
+    .option(
+      '--no-verify',
+      'upload an archive without first reading it to its end and applying the MME rules (validate --mme); only its ' +
+        'gzip magic is checked',
     )
     .action(async (path: string, options: import('./push').PushOptions) => {
       const { runPush } = await import('./push');

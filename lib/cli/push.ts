@@ -30,6 +30,8 @@ export interface PushOptions extends ModelLocationCommandOptions {
   readonly partSize?: number;
   /** Name the TargetModel `<name>-<sha256:12>.tar.gz`, as the CDK ModelArchive does. */
   readonly versioned?: boolean;
+  /** `--no-verify` makes it false: an archive is uploaded with only its gzip magic checked. */
+  readonly verify?: boolean;
 }
 
 export async function runPush(given: string, options: PushOptions, io: CliIo): Promise<number> {
@@ -67,6 +69,7 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
       ...(options.partSize ? { partSize: options.partSize } : {}),
       onMultipartUpload: (command) => (cleanup = command),
       ...(options.versioned ? { versioned: true } : {}),
+      ...(options.verify === false ? { verify: false } : {}),
     });
   } catch (err) {
     throw withPathAsGiven(err, source, given);

@@ -70,9 +70,14 @@ export class MmeContainerClient {
     });
   }
 
-  /** `DELETE /models/<hash>`; Triton finds the TargetModel from its own table. */
-  unload(hash: string): Promise<ContainerResponse> {
-    return this.send('DELETE', `/models/${encodeURIComponent(hash)}`);
+  /**
+   * `DELETE /models/<hash>` with the TargetModel header, as SageMaker sends it. Triton unloads the model named in the
+   * header and falls back to the hash without it (triton-inference-server/server src/sagemaker_server.cc:701-707, then
+   * TRITONSERVER_ServerUnloadModelAndDependents at :727): no model is named after the hash, so without the header it
+   * unloads nothing, polls for up to 350 s (:746-785) and answers 200 with the TargetModel still loaded.
+   */
+  unload(hash: string, targetModel: string): Promise<ContainerResponse> {
+    return this.send('DELETE', `/models/${encodeURIComponent(hash)}`, undefined, { [TARGET_MODEL_HEADER]: targetModel });
   }
 
   list(): Promise<ContainerResponse> {

@@ -1,5 +1,5 @@
-// What `pushTargetModel` uploads: a TargetModel archive as it is (checked to be gzip), or a repository directory
-// validated with the MME rules and packed on the fly. Nothing is read from the archive until the upload starts.
+// What `pushTargetModel` uploads: a TargetModel archive as it is (read to its end and validated with the MME rules
+// first, unless told not to), or a repository directory validated with the MME rules and packed on the fly.
 
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -38,6 +38,13 @@ export interface SourceOptions {
   readonly level?: number;
   /** Name the TargetModel `<name>-<sha256:12>.tar.gz` (bundle/target-model-name.ts). @default false */
   readonly versioned?: boolean;
+  /**
+   * Read an archive to its end and apply the MME rules before anything is uploaded (bundle/verify-archive.ts); false
+   * checks only that it is gzip. @default true
+   */
+  readonly verify?: boolean;
+  /** Stops the verification of an archive (ABORTED). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -59,7 +66,9 @@ export async function openPushSource(
   const targetModel = options.name ?? (isDirectory ? defaultTargetModel(path.replace(/[\\/]+$/, '') || path) : basename(path));
   const problem = targetModelProblems(targetModel);
   if (problem) throw new MmeError('USAGE', `${problem}${options.name ? '' : ' Choose a name with --name.'}`);
-  const source = isDirectory ? await packedDirectory(path, targetModel, options.level) : await archiveFile(path, shown, targetModel);
+  const source = isDirectory
+    ? await packedDirectory(path, targetModel, options.level)
+    : await archiveFile(path, shown, targetModel, options);
   return options.versioned && !('report' in source) ? versionedSource(source, path, targetModel, options.level) : source;
 }
 
@@ -73,9 +82,26 @@ async function versionedSource(source: PushSource, path: string, name: string, l
   return { ...source, targetModel: named.targetModel, versioned: { sha256: named.sha256, size: named.size } };
 }
 
-async function archiveFile(path: string, shown: string, targetModel: string): Promise<PushSource> {
+async function archiveFile(
+  path: string,
+  shown: string,
+  targetModel: string,
+  options: SourceOptions,
+): Promise<PushSource | { report: ValidationReport }> {
   const { size } = await stat(path);
   await checkGzip(path, shown);
+  if (options.verify ?? true) {
+    const { validateTargetModelArchive } = await import('../bundle/verify-archive');
+    const report = await validateTargetModelArchive(path, shown, { targetModel, ...(options.signal ? { signal: options.signal } : {}) });
+    if (!report.ok) return { report };
+    const served = servedModel(report.models)?.config;
+    return { ...streamedArchive(path, shown, targetModel, size), config: async () => served };
+  }
+  return streamedArchive(path, shown, targetModel, size);
+}
+
+/** The archive's bytes for the upload, its served model's config read from the same bytes as they go. */
+function streamedArchive(path: string, shown: string, targetModel: string, size: number): PushSource {
   let stream: Readable | undefined;
   let config: Promise<ModelConfig | undefined> = Promise.resolve(undefined);
   return {

@@ -49,6 +49,11 @@ export interface PushTargetModelOptions {
    * already there is not uploaded again. Excludes `force`. @default false
    */
   readonly versioned?: boolean;
+  /**
+   * Read an archive to its end (tar structure, every gzip member's CRC) and apply the MME rules `validate --mme`
+   * applies to a directory before anything is sent; false checks only the gzip magic. @default true
+   */
+  readonly verify?: boolean;
 }
 
 export interface PushStart {
@@ -62,7 +67,7 @@ export interface PushStart {
 }
 
 export type PushResult =
-  /** The directory has errors: nothing was uploaded. */
+  /** The directory or archive has errors: nothing was uploaded. */
   | { readonly ok: false; readonly report: ValidationReport }
   /** `versioned`, and the same content is already there under its name: nothing was uploaded. */
   | {
@@ -108,6 +113,8 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.level !== undefined ? { level: options.level } : {}),
     ...(options.versioned ? { versioned: true } : {}),
+    ...(options.verify === false ? { verify: false } : {}),
+    ...(signal ? { signal } : {}),
   });
   if ('report' in source) return { ok: false, report: source.report };
   const s3 = await createS3Client(where);

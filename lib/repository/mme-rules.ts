@@ -2,6 +2,7 @@
 // loader picks the model to register from an extracted archive, and what makes that choice fail or go astray.
 
 import { isAbsolute, join, relative, sep } from 'node:path';
+import type { Readable } from 'node:stream';
 import { readTarGz } from '../archive/tar-reader';
 import { asWarning, diagnostic, type Diagnostic, type Severity } from '../diagnostics';
 import { isInside } from '../paths';
@@ -66,7 +67,18 @@ export function targetModelProblems(targetModel: string): string | undefined {
   return undefined;
 }
 
-export async function checkMmeArchive(discovery: Discovery, targetModel: string): Promise<Diagnostic[]> {
+/**
+ * What a reader streaming a whole TargetModel archive learnt of the .tar.gz files inside it that it did not write out
+ * (lib/bundle/verify-archive.ts), by absolute path in the extracted copy: whether one holds `bin/activate`, or why it
+ * is no tar.gz. The conda-pack check asks this instead of reading a placeholder.
+ */
+export type EnvArchiveContents = ReadonlyMap<string, { readonly hasActivate: boolean } | { readonly error: string }>;
+
+export interface MmeArchiveOptions {
+  readonly envArchives?: EnvArchiveContents;
+}
+
+export async function checkMmeArchive(discovery: Discovery, targetModel: string, options: MmeArchiveOptions = {}): Promise<Diagnostic[]> {
   const out: Diagnostic[] = [];
   const models = new Map(discovery.models.map((m) => [m.name, m]));
   const problem = targetModelProblems(targetModel);
@@ -96,7 +108,7 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string)
       'loads into GPU memory on each cold start).';
     out.push(diagnostic('warning', 'mme-many-models', message, ARCHIVE));
   }
-  for (const model of discovery.models) out.push(...(await checkExecutionEnv(model)));
+  for (const model of discovery.models) out.push(...(await checkExecutionEnv(model, options.envArchives)));
   return out;
 }
 
@@ -211,7 +223,7 @@ function checkUnusedModels(loaded: LoadedModel, models: Map<string, LoadedModel>
   }
 }
 
-async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
+async function checkExecutionEnv(model: LoadedModel, known?: EnvArchiveContents): Promise<Diagnostic[]> {
   const env = resolveExecutionEnvPath(model);
   if (!env) return [];
   const out: Diagnostic[] = [];
@@ -263,10 +275,10 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
   }
   let hasActivate = false;
   try {
-    await readTarGz(env.path, (entry) => {
-      const path = entry.path.replace(/^\.\//, '').replace(/\/$/, '');
-      if (path === 'bin/activate') hasActivate = true;
-    });
+    const seen = known?.get(env.path);
+    if (seen && 'error' in seen) throw new Error(seen.error);
+    if (seen) hasActivate = seen.hasActivate;
+    else hasActivate = await holdsActivate(env.path);
   } catch (err) {
     const message = `EXECUTION_ENV_PATH ${shown} is not a readable tar.gz (${(err as Error).message}). Rebuild it with conda-pack.`;
     report('error', 'mme-execution-env-format', message);
@@ -286,4 +298,13 @@ async function checkExecutionEnv(model: LoadedModel): Promise<Diagnostic[]> {
     );
   }
   return out;
+}
+
+/** Whether the conda-pack archive at `source` (a path or a stream) holds `bin/activate`; rejects when it is no tar.gz. */
+export async function holdsActivate(source: string | Readable): Promise<boolean> {
+  let found = false;
+  await readTarGz(source, (entry) => {
+    if (entry.path.replace(/^\.\//, '').replace(/\/$/, '') === 'bin/activate') found = true;
+  });
+  return found;
 }

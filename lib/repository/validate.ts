@@ -12,6 +12,7 @@ import { checkEnsembles } from './ensemble-graph';
 import { relPath, type LoadedModel } from './model';
 import { checkModel } from './model-rules';
 import type { PlanTarget } from './tensorrt-plan-rules';
+import type { EnvArchiveContents } from './mme-rules';
 
 export { RepositoryAccessError } from './discover';
 
@@ -45,6 +46,15 @@ export interface ValidateOptions extends DiscoverOptions {
    * @default false
    */
   readonly runPython?: boolean | RunOptions;
+  /**
+   * The path is a TargetModel archive extracted as SageMaker extracts it (lib/bundle/verify-archive.ts): it is judged
+   * as it is, with nothing left out (a `__MACOSX` in it really is downloaded), where a directory is judged as `package`
+   * would pack it.
+   * @default false
+   */
+  readonly archived?: boolean;
+  /** With `archived`: what the reader found in nested .tar.gz files it did not write out (see checkMmeArchive). */
+  readonly envArchives?: EnvArchiveContents;
 }
 
 export interface LoadedRepository {
@@ -94,7 +104,8 @@ async function inspectRepository(
 ): Promise<{ report: ValidationReport; archive?: CollectResult }> {
   // In MME mode the repository is judged as it will be packed: what the packer leaves out is not there. The archive
   // modules load only then, to keep `validate` quick to start.
-  const excludedReason = options.mme && !options.ignore ? (await import('../archive/exclusions')).excludedReason : undefined;
+  const packs = options.mme && !options.ignore && !options.archived;
+  const excludedReason = packs ? (await import('../archive/exclusions')).excludedReason : undefined;
   const ignore = options.ignore ?? (excludedReason ? (name: string) => excludedReason(name) !== undefined : undefined);
   const discovery = discoverModels(path, ignore ? { ignore } : {});
   const diagnostics = [...discovery.diagnostics];
@@ -128,7 +139,11 @@ async function inspectRepository(
   }
   let archive: CollectResult | undefined;
   if (mme) {
-    diagnostics.push(...(await mme.checkMmeArchive(discovery, options.targetModel ?? mme.defaultTargetModel(discovery.root))));
+    const targetModel = options.targetModel ?? mme.defaultTargetModel(discovery.root);
+    const known = options.envArchives ? { envArchives: options.envArchives } : {};
+    diagnostics.push(...(await mme.checkMmeArchive(discovery, targetModel, known)));
+  }
+  if (mme && !options.archived) {
     const { collectEntries } = await import('../archive/collect');
     const prefix = discovery.layout === 'model' ? { prefix: basename(discovery.root) } : {};
     archive = await collectEntries(path, prefix);
@@ -138,7 +153,8 @@ async function inspectRepository(
   }
   const unreadable = unreadableError(discovery);
   if (unreadable) throw unreadable;
-  const sorted = sortDiagnostics(mme ? mme.outsideTheLoad(discovery, mme.leftOutOfTheArchive(diagnostics)) : diagnostics);
+  const packed = mme && !options.archived ? mme.leftOutOfTheArchive(diagnostics) : diagnostics;
+  const sorted = sortDiagnostics(mme ? mme.outsideTheLoad(discovery, packed) : diagnostics);
   const report = { ok: !hasErrors(sorted), models: models.map(summarize), diagnostics: sorted };
   return keepArchive && archive ? { report, archive } : { report };
 }

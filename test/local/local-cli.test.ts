@@ -56,8 +56,8 @@ class FakeContainer {
       req.on('end', () => {
         const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
         this.requests.push(recorded);
-        let reply: Reply | undefined;
-        for (const route of this.routes) {
+        let reply: Reply | undefined = FakeContainer.unloadWithoutTarget(recorded);
+        for (const route of reply ? [] : this.routes) {
           reply = route(recorded);
           if (reply) break;
         }
@@ -68,6 +68,16 @@ class FakeContainer {
     });
     await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  /**
+   * Triton's UNLOAD unloads the model the X-Amzn-SageMaker-Target-Model header names and falls back to the hash
+   * (server src/sagemaker_server.cc:701-707): no model has that name, so a DELETE without the header leaves the
+   * TargetModel loaded. The stand-in answers such a request with an error instead of Triton's belated 200.
+   */
+  private static unloadWithoutTarget(req: RecordedRequest): Reply | undefined {
+    if (req.method !== 'DELETE' || req.headers['x-amzn-sagemaker-target-model'] !== undefined) return undefined;
+    return json(400, { error: `stand-in: DELETE ${req.url} without X-Amzn-SageMaker-Target-Model unloads nothing` });
   }
 
   on(method: string, path: string | RegExp, reply: Reply): this {
@@ -460,12 +470,13 @@ describe('mme-deploy local invoke', () => {
 });
 
 describe('mme-deploy local unload', () => {
-  it('sends DELETE /models/<hash> with no body', async () => {
+  it('sends DELETE /models/<hash> with no body, naming the TargetModel in its header as SageMaker does', async () => {
     const hash = modelHash('sentiment.tar.gz');
     container.on('DELETE', `/models/${hash}`, { status: 200 });
     const io = captureIo({ cwd: work, env: {} });
     expect(await runLocalUnload('sentiment.tar.gz', base(), io)).toBe(0);
     expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`DELETE /models/${hash}`]);
+    expect(container.requests[0]!.headers['x-amzn-sagemaker-target-model']).toBe('sentiment.tar.gz');
     expect(container.requests[0]!.body.length).toBe(0);
     expect(io.out()).toContain(`Unloaded sentiment.tar.gz (${hash})`);
   });
