@@ -310,6 +310,38 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       setExit(await cancellable(io, {}, ({ signal }) => runLogs(options, io, signal)));
     });
 
+  // Measuring a live endpoint (issue 25): smoke after a deploy, loadtest against plan's prediction.
+  addAwsOptions(
+    program
+      .command('smoke')
+      .description('Invoke every TargetModel (or those named) once cold and a few times warm with inputs made from its ' +
+        'config, check each answer against the config, and exit 1 when any fails.')
+      .argument('[target-models...]', 'TargetModels to check (default: every one under the endpoint\'s S3 prefix)'),
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
+    .option('--variant <name>', 'the production variant to follow when the endpoint has several')
+    .option('--warm <n>', 'warm invocations per TargetModel after the cold one (default: 5)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .action(async (names: string[], options: import('./smoke').EndpointSmokeOptions) => {
+      const { runSmoke } = await import('./smoke');
+      setExit(await cancellable(io, {}, ({ signal }) => runSmoke(names, options, io, signal)));
+    });
+  local
+    .command('smoke')
+    .description('Invoke every model `local load` loaded (or those named) once and a few times more with inputs made from ' +
+      'its config, check each answer, and exit 1 when any fails.')
+    .argument('[target-models...]', 'TargetModel names given at load (default: every one in --models-dir)')
+    .option('--models-dir <dir>', localDirHelp)
+    .option('--url <url>', localUrlHelp)
+    .option('--warm <n>', 'warm invocations per TargetModel after the first (default: 5)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .option('--json', 'print one JSON report on stdout')
+    .action(async (names: string[], options: import('./smoke').LocalSmokeOptions) => {
+      const { runLocalSmoke } = await import('./smoke');
+      setExit(await cancellable(io, {}, ({ signal }) => runLocalSmoke(names, options, io, signal)));
+    });
+  // End of the measuring commands.
+
   const configure = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (s) => io.stdout(s),
