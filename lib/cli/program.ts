@@ -340,6 +340,35 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       const { runLocalSmoke } = await import('./smoke');
       setExit(await cancellable(io, {}, ({ signal }) => runLocalSmoke(names, options, io, signal)));
     });
+  addAwsOptions(
+    program
+      .command('loadtest')
+      .description('Send traffic over the endpoint\'s TargetModels as `plan` models it; report throughput, latency ' +
+        'percentiles and errors per TargetModel, and the model cache metrics beside plan\'s prediction.')
+      .argument('[target-models...]', 'TargetModels to load, in zipf rank order (default: every one under the S3 prefix, in key order)'),
+    'print one JSON report on stdout, with every request\'s record',
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
+    .option('--variant <name>', 'the production variant to follow when the endpoint has several')
+    .option('--rate <n>', 'open loop: requests per second, each sent at its intended time (this or --concurrency)')
+    .option('--concurrency <n>', 'closed loop: requests kept in flight (this or --rate)')
+    .option('--duration <seconds>', 'measure this long after the warm-up (this or --requests)')
+    .option('--requests <n>', 'measure this many requests after the warm-up (this or --duration)')
+    .option('--warmup <seconds>', 'seconds of traffic sent first and left out of the figures (default: 10)')
+    .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file of model,weight (default: uniform)')
+    .option('--seed <n>', 'seed of the choice of TargetModel per request (default: 1)')
+    .option('--resident <n>', 'models one instance keeps loaded, as `plan` reports: adds plan\'s cache prediction')
+    .option('--cold-seconds <s>', 'load time plan assumes (default: the mean ModelLoadingWaitTime of the run)')
+    .option('--metrics-wait <seconds>', 'how long to wait for CloudWatch to publish the run\'s metrics (default: 180)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims (default: 1 for each)')
+    .option('--csv <file>', 'write one line per request (intended and sent time, latency, cause)')
+    .option('--force', 'let --csv replace an existing file')
+    .option('--yes', 'send without asking, whatever the estimated invocation count')
+    .action(async (names: string[], options: import('./loadtest').LoadTestCommandOptions) => {
+      const { runLoadTestCommand } = await import('./loadtest');
+      const notice = '\nStopping: no more requests are sent; waiting for the answers on their way (Ctrl-C again to quit at once)...\n';
+      setExit(await cancellable(io, { notice }, ({ signal }) => runLoadTestCommand(names, options, io, signal)));
+    });
   // End of the measuring commands.
 
   const configure = (command: Command) => {

@@ -3,8 +3,6 @@
 // A failure is never thrown: it comes back with a short cause (what `loadtest` counts by) and the explanation
 // `invoke`, `local` and `logs` give (lib/catalog/container-failures.ts, lib/logs/known-failures.ts).
 
-import { Agent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { MmeError } from '../errors';
 import { AwsConnection, loadSageMakerRuntime } from '../aws/aws-clients';
@@ -14,6 +12,7 @@ import { explainInvokeFailure, explainContainerFailure, tritonErrorText } from '
 import { knownFailure } from '../logs/known-failures';
 import { MmeContainerClient } from '../local/container-client';
 import { modelHash } from '../local/model-store';
+import { connectionPool, RawResponse, sendRequest, SigningCredentials, SigV4Signer } from './signed-invoke';
 
 export interface InvocationFailure {
   /** Short and stable, what failures are counted by: `ModelError 507`, `ModelNotReadyException`, `ECONNRESET`. */
@@ -46,44 +45,99 @@ export interface EndpointInvokerOptions extends AwsConnection {
 
 /**
  * Calls InvokeEndpoint with one attempt per request: a retried request would hide its failure and stretch its
- * latency, and a measurement must see both. Connections are kept alive and pooled.
+ * latency, and a measurement must see both. Each call is one SigV4-signed request on a pooled keep-alive connection
+ * (signed-invoke.ts says why not the SDK's send); region, credentials and endpoint come from the SDK's own chains.
  */
 export async function endpointInvoker(options: EndpointInvokerOptions): Promise<ModelInvoker> {
   await checkProfile(options.profile);
-  const { SageMakerRuntimeClient, InvokeEndpointCommand } = await loadSageMakerRuntime();
-  const maxSockets = options.maxSockets ?? 50;
-  const client: SageMakerRuntimeClient = new SageMakerRuntimeClient({
+  const { SageMakerRuntimeClient } = await loadSageMakerRuntime();
+  const sdk: SageMakerRuntimeClient = new SageMakerRuntimeClient({
     ...(options.region ? { region: options.region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
-    maxAttempts: 1,
-    requestHandler: {
-      httpAgent: new Agent({ keepAlive: true, maxSockets }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
-      requestTimeout: options.timeoutMs ?? 60_000,
-    },
   });
-  const { endpoint } = options;
+  const config = sdk.config;
+  let region: string;
+  let base: URL;
+  try {
+    region = await config.region();
+    const configured = await config.serviceConfiguredEndpoint?.();
+    const resolved = config.endpointProvider({
+      Region: region,
+      UseFIPS: await config.useFipsEndpoint(),
+      UseDualStack: await config.useDualstackEndpoint(),
+      ...(configured ? { Endpoint: configured } : {}),
+    });
+    base = new URL(resolved.url.href);
+  } catch (err) {
+    sdk.destroy();
+    throw explainAwsError(err, { ...options, permission: 'sagemaker:InvokeEndpoint', resource: `endpoint ${options.endpoint}` });
+  }
+  let credentials: SigningCredentials | undefined;
+  const credentialsNow = async (): Promise<SigningCredentials> => {
+    // Refreshed five minutes before they expire, as the SDK does.
+    if (!credentials || (credentials.expiration && credentials.expiration.getTime() - Date.now() < 300_000)) {
+      credentials = await config.credentials();
+    }
+    return credentials;
+  };
+  try {
+    await credentialsNow();
+  } catch (err) {
+    sdk.destroy();
+    throw explainAwsError(err, { ...options, permission: 'sagemaker:InvokeEndpoint', resource: `endpoint ${options.endpoint}` });
+  }
+  const signer = new SigV4Signer(region, 'sagemaker');
+  const agent = connectionPool(base, options.maxSockets ?? 50);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const path = `${base.pathname.replace(/\/$/, '')}/endpoints/${encodeURIComponent(options.endpoint)}/invocations`;
+  const url = new URL(path, base);
+  const context = { ...options, ...(options.region ? {} : { region }) };
   return {
-    site: `endpoint ${endpoint}`,
+    site: `endpoint ${options.endpoint}`,
     async invoke(targetModel, body, contentType, signal) {
+      const headers: Record<string, string> = {
+        'content-type': contentType,
+        accept: '*/*',
+        'x-amzn-sagemaker-target-model': targetModel,
+        ...(options.variant ? { 'x-amzn-sagemaker-target-variant': options.variant } : {}),
+      };
+      const request = { method: 'POST', url, headers, body };
       try {
-        const response = await client.send(
-          new InvokeEndpointCommand({
-            EndpointName: endpoint,
-            TargetModel: targetModel,
-            ContentType: contentType,
-            Body: body,
-            ...(options.variant ? { TargetVariant: options.variant } : {}),
-          }),
-          signal ? { abortSignal: signal } : {},
-        );
-        return { ok: true, body: response.Body ?? new Uint8Array(), ...(response.ContentType ? { contentType: response.ContentType } : {}) };
+        signer.sign(request, await credentialsNow());
+        const response = await sendRequest(request, agent, timeoutMs, signal);
+        if (response.status >= 200 && response.status < 300) {
+          const type = response.headers['content-type'];
+          return { ok: true, body: response.body, ...(type ? { contentType: String(type) } : {}) };
+        }
+        return { ok: false, failure: endpointFailure(serviceError(response), context, targetModel) };
       } catch (err) {
-        return { ok: false, failure: endpointFailure(err, options, targetModel) };
+        return { ok: false, failure: endpointFailure(err, context, targetModel) };
       }
     },
-    close: () => client.destroy(),
+    close: () => {
+      agent.destroy();
+      sdk.destroy();
+    },
   };
+}
+
+/**
+ * An error answer as the SDK would raise it: the name from x-amzn-ErrorType (before its `:`), the message and, for a
+ * ModelError, the container's OriginalStatusCode, OriginalMessage and LogStreamArn (restJson1, SageMaker Runtime).
+ */
+export function serviceError(response: RawResponse): Error & Record<string, unknown> {
+  const type = String(response.headers['x-amzn-errortype'] ?? '').split(':')[0] ?? '';
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(response.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    // A body that is not JSON: the status says what there is to say.
+  }
+  const name = type || String(parsed.__type ?? parsed.code ?? '').split('#').pop() || `HTTP ${response.status}`;
+  const message = String(parsed.message ?? parsed.Message ?? response.body.toString('utf8').slice(0, 500));
+  const error = Object.assign(new Error(message), parsed, { $metadata: { httpStatusCode: response.status } });
+  error.name = name;
+  return error as Error & Record<string, unknown>;
 }
 
 /** An InvokeEndpoint error as a failure: its cause, and the sentence `invoke` prints for it. */
