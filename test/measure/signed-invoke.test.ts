@@ -9,15 +9,20 @@ import { serviceError } from '../../lib/measure/invoker';
 /** The SDK's Checksum interface over node:crypto (what its node runtime passes as `sha256`). */
 class Sha256 {
   private readonly hash: Hash | Hmac;
-  constructor(secret?: string | Uint8Array) {
-    this.hash = secret ? createHmac('sha256', secret) : createHash('sha256');
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret ? createHmac('sha256', bytes(secret)) : createHash('sha256');
   }
-  update(data: string | Uint8Array): void {
-    this.hash.update(data);
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
   }
   async digest(): Promise<Uint8Array> {
     return new Uint8Array(this.hash.digest());
   }
+}
+
+function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
 }
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
