@@ -32,6 +32,9 @@ export interface LoadTestCommandOptions extends AwsCommandOptions {
   readonly yes?: boolean;
 }
 
+/** Connections an open-loop run keeps at most. */
+export const OPEN_LOOP_SOCKETS = 256;
+
 /** Above this many invocations, loadtest asks before sending. */
 export const CONFIRM_ABOVE = 1000;
 
@@ -93,7 +96,9 @@ export async function runLoadTestCommand(names: string[], options: LoadTestComma
     ...connection,
     endpoint: endpoint.endpointName,
     ...(options.variant ? { variant: options.variant } : {}),
-    maxSockets: mode.kind === 'closed' ? mode.concurrency : 4096,
+    // Open loop: past this many connections, requests queue in the pool (still timed from their intended time)
+    // rather than open ever more connections to an endpoint that has fallen behind.
+    maxSockets: mode.kind === 'closed' ? mode.concurrency : OPEN_LOOP_SOCKETS,
   });
   let result: LoadTestResult;
   try {

@@ -103,7 +103,8 @@ export async function endpointInvoker(options: EndpointInvokerOptions): Promise<
       };
       const request = { method: 'POST', url, headers, body };
       try {
-        signer.sign(request, await credentialsNow());
+        const expiring = !credentials || (credentials.expiration && credentials.expiration.getTime() - Date.now() < 300_000);
+        signer.sign(request, expiring ? await credentialsNow() : credentials!);
         const response = await sendRequest(request, agent, timeoutMs, signal);
         if (response.status >= 200 && response.status < 300) {
           const type = response.headers['content-type'];

@@ -3,6 +3,7 @@
 // a stalled endpoint cannot slow the client down and hide its own stall: no coordinated omission) or closed loop
 // (C requests always in flight). A warm-up period is excluded from every figure.
 
+import { setMaxListeners } from 'node:events';
 import type { LatencySummary } from './latency';
 import { Latencies } from './latency';
 import type { InvocationFailure, ModelInvoker } from './invoker';
@@ -135,7 +136,11 @@ export async function runLoadTest(invoker: ModelInvoker, options: LoadTestOption
   const sendLag = new Latencies();
   const records: RequestRecord[] | undefined = options.keepRecords ? [] : undefined;
   const failureExamples: Record<string, InvocationFailure> = {};
-  const inFlight = new Set<AbortController>();
+  // One controller for every request: it is aborted only to give up what is still unanswered after an interruption.
+  const giveUp = new AbortController();
+  // Every request in flight listens to it: thousands of listeners are expected, not a leak.
+  setMaxListeners(0, giveUp.signal);
+  const inFlight = { size: 0 };
   const stopped = new AbortController();
   const onAbort = () => stopped.abort();
   options.signal?.addEventListener('abort', onAbort);
@@ -161,11 +166,10 @@ export async function runLoadTest(invoker: ModelInvoker, options: LoadTestOption
     const warmup = intended < warmupMs;
     if (!warmup) measuredSent++;
     if (mode.kind === 'open' && !warmup) sendLag.record(sentMs - intended);
-    const controller = new AbortController();
-    inFlight.add(controller);
-    return invoker.invoke(target.targetModel, target.body, target.contentType, controller.signal).then((outcome) => {
-      inFlight.delete(controller);
-      if (controller.signal.aborted) return;
+    inFlight.size++;
+    return invoker.invoke(target.targetModel, target.body, target.contentType, giveUp.signal).then((outcome) => {
+      inFlight.size--;
+      if (giveUp.signal.aborted) return;
       const done = now();
       const latencyMs = done - intended;
       completed++;
@@ -214,7 +218,7 @@ export async function runLoadTest(invoker: ModelInvoker, options: LoadTestOption
   }
   const interrupted = stopped.signal.aborted;
   // After an interruption, answers on their way get a moment to arrive; the rest are given up.
-  const abandoned = await drain(inFlight, interrupted ? (options.drainMs ?? 5000) : Infinity);
+  const abandoned = await drain(inFlight, giveUp, interrupted ? (options.drainMs ?? 5000) : Infinity);
   options.signal?.removeEventListener('abort', onAbort);
   const endedMs = now();
   const measuredSeconds = Math.max(0, (Math.min(lastMeasuredEnd, endedMs) - warmupMs) / 1000);
@@ -259,11 +263,11 @@ function openLoop(total: number, interval: number, now: () => number, send: (int
   });
 }
 
-async function drain(inFlight: Set<AbortController>, graceMs: number): Promise<number> {
+async function drain(inFlight: { size: number }, giveUp: AbortController, graceMs: number): Promise<number> {
   const deadline = performance.now() + graceMs;
   while (inFlight.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const abandoned = inFlight.size;
-  for (const controller of inFlight) controller.abort();
+  if (abandoned > 0) giveUp.abort();
   return abandoned;
 }
 

@@ -38,7 +38,7 @@ export class SigV4Signer {
 
   /** Adds x-amz-date, x-amz-content-sha256, x-amz-security-token and Authorization to `request.headers`. */
   sign(request: SignedRequest, credentials: SigningCredentials, now: Date = new Date()): void {
-    const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    const amzDate = this.amzDate(now);
     const day = amzDate.slice(0, 8);
     const headers = request.headers;
     headers['host'] = request.url.host;
@@ -67,6 +67,18 @@ export class SigV4Signer {
   }
 
   private secret = '';
+  private second = -1;
+  private secondText = '';
+
+  /** `20261201T143005Z`, formatted once per second (a load test signs thousands of requests in one). */
+  private amzDate(now: Date): string {
+    const second = Math.floor(now.getTime() / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.secondText = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    }
+    return this.secondText;
+  }
 
   private signingKey(secret: string, day: string): Buffer {
     if (this.key && this.keyDate === day && this.secret === secret) return this.key;
