@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['archive', 'catalog', 'config', 'model-files', 'python-auto-complete'],
   ['logs', 'repository'],
   ['aws', 'bundle', 'local', 'plan'],
-  ['push'],
+  ['measure', 'push'],
   ['cli', 'index.ts'],
 ];
 

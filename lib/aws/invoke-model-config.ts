@@ -51,7 +51,7 @@ export async function readStreamedModelConfig(archive: Readable, shown: string):
   return servedConfig(shown, root, dirs);
 }
 
-function servedConfig(path: string, root: string | undefined, dirs: Map<string, string | undefined>): InvokeModelConfig {
+export function servedConfig(path: string, root: string | undefined, dirs: Map<string, string | undefined>): InvokeModelConfig {
   const chosen = choose(path, root, dirs);
   const file = chosen.dir === '.' ? 'config.pbtxt' : `${chosen.dir}/config.pbtxt`;
   const source = `${path}:${file}`;

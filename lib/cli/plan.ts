@@ -158,7 +158,7 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   return ioFailed ? ExitCode.Usage : ok ? ExitCode.Ok : ExitCode.Failure;
 }
 
-async function readTraffic(text: string, io: CliIo, diagnostics: Diagnostic[]): Promise<TrafficSpec | undefined> {
+export async function readTraffic(text: string, io: CliIo, diagnostics: Diagnostic[]): Promise<TrafficSpec | undefined> {
   const keyword = parseTrafficKeyword(text);
   if (keyword && 'error' in keyword) throw new UsageError(keyword.error);
   if (keyword) return keyword;
@@ -212,7 +212,7 @@ function numberOption(flag: string, text: string | undefined, fallback: number):
  * Writes `path` all-or-nothing (an interruption leaves no half-written CSV), and only if it does not exist yet unless
  * `force`, so a plan never overwrites the user's file.
  */
-async function writeNewFile(path: string, text: string, force: boolean, signal: AbortSignal | undefined): Promise<void> {
+export async function writeNewFile(path: string, text: string, force: boolean, signal: AbortSignal | undefined): Promise<void> {
   try {
     await writeStreamAtomically(Readable.from([Buffer.from(text, 'utf8')]), path, {
       hash: false,

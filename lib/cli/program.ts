@@ -320,6 +320,67 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       setExit(await cancellable(io, {}, ({ signal }) => runLogs(options, io, signal)));
     });
 
+  // Measuring a live endpoint (issue 25): smoke after a deploy, loadtest against plan's prediction.
+  addAwsOptions(
+    program
+      .command('smoke')
+      .description('Invoke every TargetModel (or those named) once cold and a few times warm with inputs made from its ' +
+        'config, check each answer against the config, and exit 1 when any fails.')
+      .argument('[target-models...]', 'TargetModels to check (default: every one under the endpoint\'s S3 prefix)'),
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
+    .option('--variant <name>', 'the production variant to follow when the endpoint has several')
+    .option('--warm <n>', 'warm invocations per TargetModel after the cold one (default: 5)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .action(async (names: string[], options: import('./smoke').EndpointSmokeOptions) => {
+      const { runSmoke } = await import('./smoke');
+      setExit(await cancellable(io, {}, ({ signal }) => runSmoke(names, options, io, signal)));
+    });
+  local
+    .command('smoke')
+    .description('Invoke every model `local load` loaded (or those named) once and a few times more with inputs made from ' +
+      'its config, check each answer, and exit 1 when any fails.')
+    .argument('[target-models...]', 'TargetModel names given at load (default: every one in --models-dir)')
+    .option('--models-dir <dir>', localDirHelp)
+    .option('--url <url>', localUrlHelp)
+    .option('--warm <n>', 'warm invocations per TargetModel after the first (default: 5)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .option('--json', 'print one JSON report on stdout')
+    .action(async (names: string[], options: import('./smoke').LocalSmokeOptions) => {
+      const { runLocalSmoke } = await import('./smoke');
+      setExit(await cancellable(io, {}, ({ signal }) => runLocalSmoke(names, options, io, signal)));
+    });
+  addAwsOptions(
+    program
+      .command('loadtest')
+      .description('Send traffic over the endpoint\'s TargetModels as `plan` models it; report throughput, latency ' +
+        'percentiles and errors per TargetModel, and the model cache metrics beside plan\'s prediction.')
+      .argument('[target-models...]', 'TargetModels to load, in zipf rank order (default: every one under the S3 prefix, in key order)'),
+    'print one JSON report on stdout, with every request\'s record',
+  )
+    .option('--endpoint <name>', 'the multi-model endpoint (required)')
+    .option('--variant <name>', 'the production variant to follow when the endpoint has several')
+    .option('--rate <n>', 'open loop: requests per second, each sent at its intended time (this or --concurrency)')
+    .option('--concurrency <n>', 'closed loop: requests kept in flight (this or --rate)')
+    .option('--duration <seconds>', 'measure this long after the warm-up (this or --requests)')
+    .option('--requests <n>', 'measure this many requests after the warm-up (this or --duration)')
+    .option('--warmup <seconds>', 'seconds of traffic sent first and left out of the figures (default: 10)')
+    .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file of model,weight (default: uniform)')
+    .option('--seed <n>', 'seed of the choice of TargetModel per request (default: 1)')
+    .option('--resident <n>', 'models one instance keeps loaded, as `plan` reports: adds plan\'s cache prediction')
+    .option('--cold-seconds <s>', 'load time plan assumes (default: the mean ModelLoadingWaitTime of the run)')
+    .option('--metrics-wait <seconds>', 'how long to wait for CloudWatch to publish the run\'s metrics (default: 180)')
+    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims (default: 1 for each)')
+    .option('--csv <file>', 'write one line per request (intended and sent time, latency, cause)')
+    .option('--force', 'let --csv replace an existing file')
+    .option('--yes', 'send without asking, whatever the estimated invocation count')
+    .action(async (names: string[], options: import('./loadtest').LoadTestCommandOptions) => {
+      const { runLoadTestCommand } = await import('./loadtest');
+      const notice = '\nStopping: no more requests are sent; waiting for the answers on their way (Ctrl-C again to quit at once)...\n';
+      setExit(await cancellable(io, { notice }, ({ signal }) => runLoadTestCommand(names, options, io, signal)));
+    });
+  // End of the measuring commands.
+
   const configure = (command: Command) => {
     command.exitOverride().configureOutput({
       writeOut: (s) => io.stdout(s),
