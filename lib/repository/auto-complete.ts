@@ -1,5 +1,6 @@
 // The configs Triton's backends would complete at load, where that can be done offline: onnxruntime from the model's
-// model.onnx (onnx-rules.ts) and, when asked for, python models' auto_complete_config run in a subprocess
+// model.onnx (onnx-rules.ts), tensorflow from a SavedModel's signature (tensorflow-rules.ts, which also checks a
+// GraphDef's node names) and, when asked for, python models' auto_complete_config run in a subprocess
 // (python-auto-complete.ts). The ensemble rules then see the tensors Triton will see.
 
 import { join } from 'node:path';
@@ -16,20 +17,39 @@ export interface Completion {
   readonly diagnostics: Diagnostic[];
 }
 
-/**
- * The completer for models whose backend reads the model file (onnxruntime), loaded only when the repository has one:
- * `validate` starts in a few tens of milliseconds, and most repositories need no ONNX reader.
- */
-export async function modelFileCompleter(models: readonly LoadedModel[]): Promise<(model: LoadedModel) => Completion | undefined> {
-  if (!models.some((m) => m.backend === 'onnxruntime')) return () => undefined;
-  const { checkOnnxModel: check } = await import('./onnx-rules');
-  return (model) => completeFromModelFile(model, check);
+/** The model-file rules a repository needs, loaded only when it has such models (one import per format). */
+export interface ModelFileCheckers {
+  readonly onnx?: typeof checkOnnxModel;
+  readonly tensorflow?: typeof import('./tensorflow-rules');
 }
 
-/** Completes (and checks against its model file) one model whose backend reads the model file: onnxruntime. */
-export function completeFromModelFile(model: LoadedModel, check: typeof checkOnnxModel): Completion | undefined {
-  if (model.backend !== 'onnxruntime' || !model.parsed) return undefined;
-  const outcome = check(model);
+/**
+ * The completer for models whose backend reads the model file (onnxruntime, tensorflow), loaded only when the
+ * repository has one: `validate` starts in a few tens of milliseconds, and most repositories need no model reader.
+ */
+export async function modelFileCompleter(models: readonly LoadedModel[]): Promise<(model: LoadedModel) => Completion | undefined> {
+  const has = (backend: string) => models.some((m) => m.backend === backend);
+  const checkers: ModelFileCheckers = {
+    ...(has('onnxruntime') ? { onnx: (await import('./onnx-rules')).checkOnnxModel } : {}),
+    ...(has('tensorflow') ? { tensorflow: await import('./tensorflow-rules') } : {}),
+  };
+  if (!checkers.onnx && !checkers.tensorflow) return () => undefined;
+  return (model) => completeFromModelFile(model, checkers);
+}
+
+/** Completes (and checks against its model file) one model whose backend reads the model file. */
+export function completeFromModelFile(model: LoadedModel, checkers: ModelFileCheckers): Completion | undefined {
+  if (!model.parsed) return undefined;
+  if (model.backend === 'onnxruntime' && checkers.onnx) return asCompletion(checkers.onnx(model));
+  if (model.backend === 'tensorflow' && checkers.tensorflow) {
+    // A GraphDef names its tensors only: the backend completes nothing (src/tensorflow.cc:1725-1726), it checks names.
+    if (model.platform === 'tensorflow_graphdef') return { diagnostics: checkers.tensorflow.checkGraphDefModel(model) };
+    if (model.platform === 'tensorflow_savedmodel') return asCompletion(checkers.tensorflow.checkSavedModel(model));
+  }
+  return undefined;
+}
+
+function asCompletion(outcome: { diagnostics: Diagnostic[]; completed?: ModelConfig }): Completion {
   return { ...(outcome.completed ? { config: outcome.completed } : {}), diagnostics: outcome.diagnostics };
 }
 

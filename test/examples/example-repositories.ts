@@ -5,6 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseModelConfig } from '../../lib/config/parse';
+import { graphDef } from '../model-files/tensorflow-writer';
 import type { ModelConfig } from '../../lib/config/model-config-schema';
 
 export const EXAMPLES_DIR = join(__dirname, '..', '..', 'examples');
@@ -26,8 +27,24 @@ export const SEED_EXAMPLES: Readonly<Record<string, { models: string[]; generate
   resnet_tensorrt: { models: ['resnet'], generated: ['resnet/1/model.plan'] },
 };
 
-/** Stand-in content: a label file needs one line per class of its output; weights only need to exist. */
-function standIn(relativePath: string): string {
+/**
+ * Google's frozen Inception v3 (inception_v3_2016_08_28_frozen.pb) as the TensorFlow backend sees it: the Placeholder
+ * `input` and, among its other nodes, the softmax the seed serves. The stand-in keeps that interface, so the example's
+ * config is checked against the graph as Triton checks it.
+ */
+export const INCEPTION_V3_NODES: readonly (readonly [string, string])[] = [
+  ['input', 'Placeholder'],
+  ['InceptionV3/Predictions/Reshape', 'Reshape'],
+  ['InceptionV3/Predictions/Softmax', 'Softmax'],
+  ['InceptionV3/Predictions/Reshape_1', 'Reshape'],
+];
+
+/**
+ * Stand-in content: a label file needs one line per class of its output; a model file the validator reads carries the
+ * upstream model's interface; other weights only need to exist.
+ */
+function standIn(relativePath: string): string | Buffer {
+  if (relativePath.endsWith('.graphdef')) return graphDef(INCEPTION_V3_NODES);
   if (relativePath.endsWith('inception_labels.txt')) {
     return Array.from({ length: 1001 }, (_, i) => (i === 0 ? 'background' : `class_${i}`)).join('\n') + '\n';
   }

@@ -1,7 +1,7 @@
 // The seeds' repositories under examples/: their configs are the seeds' own, and with stand-ins for the weights
 // their generate scripts produce, each validates clean, as a plain Triton repository and as an MME archive.
 
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { EXAMPLES_DIR, SEED_EXAMPLES, copyWithStandIns, readConfig } from './example-repositories';
@@ -14,6 +14,17 @@ afterAll(() => {
 function describeProblems(diagnostics: { severity: string; code: string; message: string; file: string }[]): string {
   return diagnostics.map((d) => `${d.severity} ${d.code} ${d.file}: ${d.message}`).join('\n');
 }
+
+/** Per example: a config edit Triton refuses because the model file does not have the tensor, and its wording. */
+const MODEL_FILE_MISTAKES: Record<string, [string, string, string, string, string][]> = {
+  ensemble_dali_inception: [
+    ['an input the GraphDef has no Placeholder for', 'inception_graphdef', 'name: "input"', 'name: "inputt"',
+      "unexpected inference input 'inputt', allowed inputs are: input"],
+    ['an output the GraphDef has no node for', 'inception_graphdef',
+      'InceptionV3/Predictions/Softmax"', 'InceptionV3/Predictions/Softmax:0"',
+      "unexpected inference output 'InceptionV3/Predictions/Softmax:0'"],
+  ],
+};
 
 describe.each(Object.entries(SEED_EXAMPLES))('seed example %s', (example, { models, generated }) => {
   let copy: string;
@@ -36,6 +47,24 @@ describe.each(Object.entries(SEED_EXAMPLES))('seed example %s', (example, { mode
     expect(report.models.map((m) => m.name).sort()).toEqual(models);
     for (const model of report.models) expect(model.versions).toEqual([1]);
   });
+
+  const mistakes = MODEL_FILE_MISTAKES[example] ?? [];
+  (mistakes.length ? it.each(mistakes) : () => () => undefined)(
+    'checks its config against its model file: refuses %s',
+    async (_what, model, from, to, wording) => {
+      const file = join(copy, model, 'config.pbtxt');
+      const original = readFileSync(file, 'utf8');
+      try {
+        writeFileSync(file, original.replace(from, to));
+        const report = await validateRepository(copy);
+        expect(report.ok).toBe(false);
+        const errors = report.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message);
+        expect(errors).toContainEqual(expect.stringContaining(wording));
+      } finally {
+        writeFileSync(file, original);
+      }
+    },
+  );
 
   it('commits none of its generated files and ignores every one of them in git', () => {
     const ignored = readFileSync(join(EXAMPLES_DIR, '.gitignore'), 'utf8').split('\n');

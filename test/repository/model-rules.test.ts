@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { savedModel } from '../model-files/tensorflow-writer';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { FLOAT, onnxModel } from '../model-files/onnx-writer';
@@ -220,7 +221,7 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     );
     await expectClean({
       'm/config.pbtxt': `platform: "tensorflow_savedmodel" max_batch_size: 1 ${IO}`,
-      'm/1/model.savedmodel/saved_model.pb': 'x',
+      'm/1/model.savedmodel/saved_model.pb': savedModel([['INPUT', 1, [-1, 3, 4]]], [['OUTPUT', 1, [-1, 12]]]),
     });
     await expectFault(
       { 'm/config.pbtxt': `platform: "tensorrt_plan" max_batch_size: 1 ${IO}`, 'm/1/model.plan/': null },
