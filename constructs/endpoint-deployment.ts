@@ -115,7 +115,7 @@ export class TrafficRouting {
 export interface BlueGreenDeploymentOptions {
   /**
    * How traffic moves to the new fleet.
-   * @default TrafficRouting.allAtOnce()
+   * @default TrafficRouting.allAtOnce() - all at once, then a 10-minute bake (DEFAULT_BAKE) watching the rollback alarms
    */
   readonly trafficRouting?: TrafficRouting;
   /**
@@ -154,7 +154,10 @@ export interface RollingDeploymentOptions {
  * instances while both fleets run; a rolling update replaces the fleet batch by batch and needs only one batch more.
  */
 export abstract class EndpointDeployment {
-  /** A blue/green update: a new fleet is provisioned, traffic moves to it, the old one is terminated. */
+  /**
+   * A blue/green update: a new fleet is provisioned, traffic moves to it, the rollback alarms are watched for the bake
+   * (10 minutes with the default `TrafficRouting.allAtOnce()`), then the old fleet is terminated.
+   */
   public static blueGreen(options: BlueGreenDeploymentOptions = {}): EndpointDeployment {
     return new BlueGreenDeployment(options);
   }
