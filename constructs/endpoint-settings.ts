@@ -9,8 +9,11 @@ import { meetsComputeCapability, tritonMinComputeCapability } from '../lib/catal
 import type { InstanceType } from './instance-type';
 import type { TritonMultiModelEndpointProps } from './triton-multi-model-endpoint';
 
-/** The CfnEndpoint limit on endpoint names. */
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+/**
+ * SageMaker's pattern of endpoint and variant names (botocore/data/sagemaker/2017-07-24/service-2.json, shapes
+ * EndpointName and VariantName, max 63), anchored at both ends as SageMaker applies it.
+ */
+const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
 /** One problem list, thrown once as `Invalid <what>:` followed by one line per problem. */
 export function throwIfProblems(what: string, problems: string[]): void {
@@ -41,8 +44,14 @@ export function checkInstanceCount(count: number, problems: string[]): number {
 }
 
 export function checkEndpointName(name: string | undefined, problems: string[]): void {
-  if (name === undefined || Token.isUnresolved(name) || ENDPOINT_NAME.test(name)) return;
+  if (name === undefined || Token.isUnresolved(name) || SAGEMAKER_NAME.test(name)) return;
   problems.push(`endpointName '${name}' is invalid: 1–63 letters, digits and hyphens, starting and ending with a letter or digit.`);
+}
+
+/** CreateEndpointConfig refuses a variant name outside SageMaker's name pattern, after the model was created. */
+export function checkVariantName(name: string, problems: string[]): void {
+  if (Token.isUnresolved(name) || SAGEMAKER_NAME.test(name)) return;
+  problems.push(`variantName '${name}' is invalid: 1–63 letters, digits and hyphens, starting and ending with a letter or digit.`);
 }
 
 /** The prefix with a trailing `/` (or empty for the bucket root). */

@@ -40,6 +40,11 @@ export interface MultiModelEndpointDashboardProps {
    */
   readonly invocation5XXErrorsThreshold?: number;
   /**
+   * Alarm when 4XX and 5XX errors together exceed this percentage of invocations for three minutes in a row.
+   * @default 5
+   */
+  readonly invocationErrorRateThreshold?: number;
+  /**
    * The period of alarms and graphs.
    * @default Duration.minutes(5)
    */
@@ -47,9 +52,9 @@ export interface MultiModelEndpointDashboardProps {
 }
 
 /**
- * A dashboard of a multi-model endpoint's metrics and four alarms (5XX, GPU memory, disk, model-load wait). The alarms
- * have names derived from the construct path, so an endpoint can name them as deployment rollback alarms without
- * depending on them.
+ * A dashboard of a multi-model endpoint's metrics and five alarms (5XX, error rate, GPU memory, disk, model-load wait).
+ * The alarms have names derived from the construct path, so an endpoint can name them as deployment rollback alarms
+ * without depending on them.
  */
 export class MultiModelEndpointDashboard extends Construct {
   public readonly dashboard: cloudwatch.Dashboard;
@@ -61,6 +66,8 @@ export class MultiModelEndpointDashboard extends Construct {
   public readonly diskUtilizationAlarm: cloudwatch.Alarm;
   /** Invocations waiting long for their models to load. */
   public readonly modelLoadingWaitTimeAlarm: cloudwatch.Alarm;
+  /** 4XX and 5XX errors as a share of invocations, minute by minute: a deployment rollback alarm. */
+  public readonly invocationErrorRateAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: MultiModelEndpointDashboardProps) {
     super(scope, id);
@@ -70,11 +77,13 @@ export class MultiModelEndpointDashboard extends Construct {
     const disk = props.diskUtilizationThreshold ?? 90;
     const errors5xx = props.invocation5XXErrorsThreshold ?? 1;
     const wait = props.modelLoadingWaitTimeThreshold ?? Duration.seconds(10);
+    const errorRate = props.invocationErrorRateThreshold ?? 5;
 
     const problems: string[] = [];
     for (const [name, value] of [
       ['gpuMemoryUtilizationThreshold', gpuMemory],
       ['diskUtilizationThreshold', disk],
+      ['invocationErrorRateThreshold', errorRate],
     ] as const) {
       if (!(value > 0 && value <= 100)) problems.push(`${name} must be a percentage in (0, 100], got ${value}.`);
     }
@@ -117,6 +126,28 @@ export class MultiModelEndpointDashboard extends Construct {
       alarmDescription: `p90 of the wait for model loads above ${wait.toHumanString()}: cold starts hurt latency.`,
       metric: ep.metricModelLoadingWaitTime({ ...o, statistic: 'p90' }),
       threshold: wait.toMilliseconds() * 1000,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // SageMaker's invocation metrics have 1-minute granularity; three breaching minutes fit in the default 10-minute bake
+    // (DEFAULT_BAKE) and a single bad minute does not roll an update back. A cold cache after the fleet is replaced
+    // makes invocations wait (ModelLoadingWaitTime), it does not make them fail, so this alarm ignores it.
+    const minute = { period: Duration.minutes(1) };
+    this.invocationErrorRateAlarm = new cloudwatch.Alarm(this, 'InvocationErrorRate', {
+      alarmName: this.alarmName('InvocationErrorRate'),
+      alarmDescription: `4XX and 5XX errors above ${errorRate} % of invocations for 3 minutes: a deployment rolls back on it.`,
+      metric: new cloudwatch.MathExpression({
+        expression: '100 * (e4 + e5) / MAX([e4 + e5, invocations])',
+        usingMetrics: {
+          e4: ep.metricInvocation4XXErrors(minute),
+          e5: ep.metricInvocation5XXErrors(minute),
+          invocations: ep.metricInvocations(minute),
+        },
+        label: 'Error rate (%)',
+        period: minute.period,
+      }),
+      threshold: errorRate,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -178,11 +209,14 @@ export class MultiModelEndpointDashboard extends Construct {
   }
 
   /**
-   * The alarms that should roll a deployment back: 5XX errors and model-load waits, failures an update can cause. GPU
-   * memory and disk are left out: an MME fills both by design as it caches models.
+   * The alarms that roll a deployment back: 5XX errors and the error rate, failures a bad update causes at once. Left
+   * out on purpose: ModelLoadingWaitTime, which rises after every fleet replacement (the new instances start with an
+   * empty model cache) and whose 15-minute breach outlasts the bake; GPU memory and disk, which an MME fills by design
+   * as it caches models. SageMaker watches these alarms only during the bakes of a deployment
+   * (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html).
    */
   public get deploymentAlarms(): cloudwatch.Alarm[] {
-    return [this.invocation5XXErrorsAlarm, this.modelLoadingWaitTimeAlarm];
+    return [this.invocation5XXErrorsAlarm, this.invocationErrorRateAlarm];
   }
 
   /**
@@ -190,13 +224,14 @@ export class MultiModelEndpointDashboard extends Construct {
    * naming its own rollback alarms through it would depend on alarms that depend on the endpoint's name (a cycle).
    */
   public get deploymentAlarmNames(): string[] {
-    return [this.alarmName('Invocation5XXErrors'), this.alarmName('ModelLoadingWaitTime')];
+    return [this.alarmName('Invocation5XXErrors'), this.alarmName('InvocationErrorRate')];
   }
 
-  /** The four alarms. */
+  /** The five alarms. */
   public get alarms(): cloudwatch.Alarm[] {
     return [
       this.invocation5XXErrorsAlarm,
+      this.invocationErrorRateAlarm,
       this.gpuMemoryUtilizationAlarm,
       this.diskUtilizationAlarm,
       this.modelLoadingWaitTimeAlarm,

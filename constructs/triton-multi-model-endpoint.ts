@@ -20,6 +20,7 @@ import {
   checkInstanceType,
   checkTimeout,
   checkTritonRelease,
+  checkVariantName,
   checkVolume,
   normalizePrefix,
   throwIfProblems,
@@ -274,6 +275,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
   private readonly _connections?: ec2.Connections;
   private readonly rollbackAlarmsGiven?: cloudwatch.IAlarm[];
+  private readonly hasDeploymentConfig: boolean;
   private scalableInstanceCount?: ScalableInstanceCount;
   private dashboard?: MultiModelEndpointDashboard;
 
@@ -283,6 +285,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     this.initialInstanceCount = props.initialInstanceCount ?? 1;
     this.variantName = props.variantName ?? 'AllTraffic';
     this.rollbackAlarmsGiven = props.autoRollbackAlarms;
+    this.hasDeploymentConfig = props.deployment !== undefined;
     const problems: string[] = [];
     this.prefix = normalizePrefix(props.modelPrefix ?? 'models/', problems);
     const settings = this.checkProps(props, problems);
@@ -307,6 +310,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     this.cfnEndpoint = this.createEndpoint(settings, props.endpointName);
     this.endpointName = this.cfnEndpoint.attrEndpointName;
     this.endpointArn = this.cfnEndpoint.ref; // Ref of AWS::SageMaker::Endpoint is its ARN
+    this.grantDescribeAlarms((props.autoRollbackAlarms ?? []).map((alarm) => alarm.alarmArn));
 
     for (const [key, value] of Object.entries(props.tags ?? {})) Tags.of(this).add(key, value);
     this.acknowledgeDesignedWildcards();
@@ -382,6 +386,9 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
    */
   public addDashboard(id: string, props: Omit<MultiModelEndpointDashboardProps, 'endpoint'> = {}): MultiModelEndpointDashboard {
     const dashboard = new MultiModelEndpointDashboard(this, id, { ...props, endpoint: this });
+    if (!this.dashboard && this.hasDeploymentConfig && !this.rollbackAlarmsGiven) {
+      this.grantDescribeAlarms(dashboard.deploymentAlarmNames.map((name) => this.alarmArn(name)));
+    }
     this.dashboard ??= dashboard;
     return dashboard;
   }
@@ -400,6 +407,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
       );
     }
     checkEndpointName(props.endpointName, problems);
+    checkVariantName(this.variantName, problems);
     const timeouts = {
       containerStartupHealthCheckTimeoutInSeconds: checkTimeout(
         'containerStartupHealthCheckTimeout',
@@ -426,7 +434,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     if ((props.autoRollbackAlarms?.length ?? 0) > 10) {
       problems.push(`autoRollbackAlarms holds ${props.autoRollbackAlarms!.length} alarms; SageMaker takes at most 10.`);
     }
-    const deployment = props.deployment?._render(problems);
+    const deployment = props.deployment?._render(problems, this.initialInstanceCount);
     return { hardware, timeouts, volumeSizeInGb, environment: env, deployment };
   }
 
@@ -454,14 +462,42 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     this.role.attachInlinePolicy(policy);
     const attached = Stack.of(this).resolve((policy.node.defaultChild as iam.CfnPolicy).roles) !== undefined;
     if (givenRole && !attached) {
-      Annotations.of(this).addWarningV2(
-        'mme-deploy:immutable-role',
-        `The role ${this.role.roleName} is imported as immutable, so the endpoint cannot attach its policy. The role must ` +
-          `already allow s3:GetObject on the model prefix, s3:ListBucket on the bucket, the image pull (ecr:BatchGetImage, ` +
-          `ecr:GetDownloadUrlForLayer, ecr:GetAuthorizationToken), CloudWatch Logs and cloudwatch:PutMetricData.`,
-      );
+      // At synth, when every statement is in (a dashboard added later brings the rollback alarms' DescribeAlarms).
+      this.node.addValidation({
+        validate: () => {
+          Annotations.of(this).addWarningV2('mme-deploy:immutable-role', this.immutableRoleWarning(policy));
+          return [];
+        },
+      });
     }
     return policy;
+  }
+
+  /** What an imported immutable role must already allow: every action of the execution policy, with its resources. */
+  private immutableRoleWarning(policy: iam.Policy): string {
+    const statements = (Stack.of(this).resolve(policy.document.toJSON()) as { Statement?: Array<{ Action: string | string[] }> })
+      .Statement ?? [];
+    const actions = [...new Set(statements.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])))].sort();
+    return (
+      `The role ${this.role.roleName} is imported as immutable, so the endpoint cannot attach its policy. The role must ` +
+      `already allow: ${actions.join(', ')} (on the resources of ${policy.node.path}; see the synthesized template).`
+    );
+  }
+
+  /**
+   * SageMaker reads the rollback alarms with the execution role: "Ensure that your IAM execution role has permission to
+   * perform the cloudwatch:DescribeAlarms action on the auto-rollback alarms you specify"
+   * (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html).
+   */
+  private grantDescribeAlarms(alarmArns: string[]): void {
+    if (alarmArns.length === 0) return;
+    this.executionPolicy.addStatements(new iam.PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: alarmArns }));
+  }
+
+  /** An alarm's ARN from its literal name: a reference to the alarm would make the policy depend on it (a cycle). */
+  private alarmArn(alarmName: string): string {
+    const arnFormat = ArnFormat.COLON_RESOURCE_NAME;
+    return Stack.of(this).formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: alarmName, arnFormat });
   }
 
   /** Resolves the image for the stack's region; its pull rights go to the execution policy. */

@@ -53,6 +53,16 @@ export function targetModelNameProblem(name: string): string | undefined {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(name)) return `TargetModel '${name}' contains control ` +
     `characters or a backslash; use letters, digits, '.', '-' and '_'.`;
+  // InvokeEndpoint's TargetModel header is `\A\S[\p{Print}]*\z`, 1–1024 characters (aws/aws-sdk-js-v3 and botocore
+  // carry the same model: sagemaker-runtime 2017-05-13 service-2.json, shape TargetModelHeader): printable ASCII only,
+  // starting with a visible character. S3 stores other keys, but no invocation can name them.
+  if (/^\s/.test(name)) return `TargetModel '${name}' starts with a space, which InvokeEndpoint refuses; remove it.`;
+  const other = /[^\x20-\x7e]/u.exec(name);
+  if (other) {
+    return `TargetModel '${name}' contains '${other[0]}': InvokeEndpoint takes printable ASCII names only; ` +
+      `use letters, digits, '.', '-' and '_'.`;
+  }
+  if (name.length > 1024) return `TargetModel '${name.slice(0, 40)}…' has ${name.length} characters; InvokeEndpoint takes at most 1024.`;
   return undefined;
 }
 

@@ -78,7 +78,8 @@ export function cfnLint(templates: Record<string, unknown>, command = cfnLintCom
   const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
   try {
     const files = names.map((name, i) => {
-      const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}.template.json`);
+      // File names stay short (a test's name can be long); cfn-lint's findings are mapped back by file.
+      const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}.template.json`);
       writeFileSync(file, JSON.stringify(templates[name], null, 1));
       return file;
     });

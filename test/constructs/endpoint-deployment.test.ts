@@ -1,6 +1,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cdkIam from 'aws-cdk-lib/aws-iam';
 import {
   CapacitySize,
   EndpointDeployment,
@@ -76,7 +77,7 @@ describe('deployment guardrails', () => {
     });
   });
 
-  it("roll back on the dashboard's 5XX and model-load-wait alarms by default, named without a reference cycle", () => {
+  it("roll back on the dashboard's 5XX and error-rate alarms by default, named without a reference cycle", () => {
     const { stack, endpoint } = endpointIn({ deployment: EndpointDeployment.blueGreen() });
     const dashboard = endpoint.addDashboard('Dashboard');
     const config = deploymentConfig(stack) as { AutoRollbackConfiguration: { Alarms: Array<{ AlarmName: unknown }> } };
@@ -90,8 +91,10 @@ describe('deployment guardrails', () => {
     // Literal names, not references: the endpoint must not depend on alarms that depend on the endpoint's name.
     expect(config.AutoRollbackConfiguration.Alarms).toEqual([
       { AlarmName: alarmNames(dashboard.invocation5XXErrorsAlarm) },
-      { AlarmName: alarmNames(dashboard.modelLoadingWaitTimeAlarm) },
+      { AlarmName: alarmNames(dashboard.invocationErrorRateAlarm) },
     ]);
+    // Not ModelLoadingWaitTime: it rises after every fleet replacement (an empty model cache), bad update or not.
+    expect(dashboard.deploymentAlarms).not.toContain(dashboard.modelLoadingWaitTimeAlarm);
     expect(config.AutoRollbackConfiguration.Alarms[0]!.AlarmName).toEqual(
       expect.stringMatching(/^S-Mme-Dashboard-.*-Invocation5XXErrors$/),
     );
@@ -102,6 +105,100 @@ describe('deployment guardrails', () => {
       autoRollbackAlarms: [cloudwatch.Alarm.fromAlarmName(new Stack(new App(), 'Other'), 'A', 'oncall-latency')],
     });
     expect(deploymentConfig(stack)).toEqual({ AutoRollbackConfiguration: { Alarms: [{ AlarmName: 'oncall-latency' }] } });
+  });
+
+  it('bake 10 minutes after an all-at-once shift unless told otherwise (SageMaker requires WaitIntervalInSeconds)', () => {
+    const routing = (deployment: EndpointDeployment) =>
+      (deploymentConfig(endpointIn({ deployment }).stack) as { BlueGreenUpdatePolicy: { TrafficRoutingConfiguration: unknown } })
+        .BlueGreenUpdatePolicy.TrafficRoutingConfiguration;
+    expect(routing(EndpointDeployment.blueGreen())).toEqual({ Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 600 });
+    expect(routing(EndpointDeployment.blueGreen({ trafficRouting: TrafficRouting.allAtOnce() }))).toEqual({
+      Type: 'ALL_AT_ONCE',
+      WaitIntervalInSeconds: 600,
+    });
+    expect(routing(EndpointDeployment.blueGreen({ trafficRouting: TrafficRouting.allAtOnce(Duration.minutes(3)) }))).toEqual({
+      Type: 'ALL_AT_ONCE',
+      WaitIntervalInSeconds: 180,
+    });
+  });
+
+  it("refuse shares of the fleet SageMaker refuses, and a timeout shorter than the waits, in one error", () => {
+    const message = (props: TritonMultiModelEndpointProps) => {
+      try {
+        endpointIn(props);
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    // A canary of 3 of 4 instances (75 %), a timeout shorter than bake + termination wait.
+    const canary = message({
+      deployment: EndpointDeployment.blueGreen({
+        trafficRouting: TrafficRouting.canary(CapacitySize.instances(3), Duration.minutes(30)),
+        terminationWait: Duration.minutes(30),
+        maximumExecutionTimeout: Duration.minutes(50),
+      }),
+    });
+    expect(canary.split('\n')).toEqual([
+      expect.stringMatching(/^Invalid TritonMultiModelEndpoint props \(S\/Mme\):$/),
+      "  - deployment maximumExecutionTimeout (50 minutes) must be longer than the deployment's bakes and termination wait " +
+        '(1 hour at least), or SageMaker times out every update.',
+      "  - canary size must be at most 50 % of the variant's instances (SageMaker refuses others), got 3 instances, 75 % of 4 instances.",
+    ]);
+    const linear = TrafficRouting.linear(CapacitySize.percent(5), Duration.minutes(1));
+    expect(message({ deployment: EndpointDeployment.blueGreen({ trafficRouting: linear }) })).toContain(
+      "linear step size must be 10–50 % of the variant's instances (SageMaker refuses others), got 5 %.");
+    expect(message({ deployment: EndpointDeployment.rolling({ maximumBatchSize: CapacitySize.instances(4), bake: Duration.minutes(1) }) }))
+      .toContain("maximumBatchSize must be 5–50 % of the variant's instances (SageMaker refuses others), got 4 instances, 100 % of " +
+        '4 instances.');
+    // Linear steps of 1 of 4 instances: four bakes of 10 minutes do not fit in 30 minutes.
+    expect(
+      message({
+        deployment: EndpointDeployment.blueGreen({
+          trafficRouting: TrafficRouting.linear(CapacitySize.instances(1), Duration.minutes(10)),
+          maximumExecutionTimeout: Duration.minutes(30),
+        }),
+      }),
+    ).toContain('must be longer than the deployment\'s bakes and termination wait (40 minutes at least)');
+    // One instance: only all at once.
+    expect(
+      message({
+        initialInstanceCount: 1,
+        deployment: EndpointDeployment.rolling({ maximumBatchSize: CapacitySize.percent(50), bake: Duration.minutes(1) }),
+      }),
+    ).toContain(
+      'maximumBatchSize 50 % cannot be a share of a 1-instance fleet: a canary, linear or rolling deployment needs at least 2 instances.',
+    );
+    expect(message({ initialInstanceCount: 1, deployment: EndpointDeployment.blueGreen() })).toBe('');
+    // Within SageMaker's shares: accepted.
+    expect(
+      message({
+        deployment: EndpointDeployment.blueGreen({
+          trafficRouting: TrafficRouting.linear(CapacitySize.instances(2), Duration.minutes(5)),
+          maximumExecutionTimeout: Duration.minutes(11),
+        }),
+      }),
+    ).toBe('');
+  });
+
+  it('let the execution role read the rollback alarms (cloudwatch:DescribeAlarms on exactly those)', () => {
+    const { stack, endpoint } = endpointIn({ deployment: EndpointDeployment.blueGreen() });
+    const dashboard = endpoint.addDashboard('Dashboard');
+    const statements = Template.fromStack(stack).toJSON().Resources[
+      stack.getLogicalId(endpoint.executionPolicy.node.defaultChild as cdkIam.CfnPolicy)
+    ].Properties.PolicyDocument.Statement as Array<{ Action: unknown; Resource: unknown }>;
+    const describe = statements.filter((st) => st.Action === 'cloudwatch:DescribeAlarms');
+    expect(describe).toHaveLength(1);
+    expect(JSON.stringify(describe[0]!.Resource)).toContain(`:alarm:${dashboard.deploymentAlarmNames[0]}`);
+    expect(JSON.stringify(describe[0]!.Resource)).toContain(`:alarm:${dashboard.deploymentAlarmNames[1]}`);
+
+    const given = endpointIn({ autoRollbackAlarms: [cloudwatch.Alarm.fromAlarmName(new Stack(new App(), 'O'), 'A', 'oncall-latency')] });
+    const resources = JSON.stringify(Template.fromStack(given.stack).toJSON());
+    expect(resources).toMatch(/"Action":"cloudwatch:DescribeAlarms","Effect":"Allow","Resource":\{"Fn::Join":\[.*:alarm:oncall-latency"/);
+    // Without rollback alarms there is nothing to read.
+    const none = endpointIn({});
+    none.endpoint.addDashboard('Dashboard');
+    expect(JSON.stringify(Template.fromStack(none.stack).toJSON())).not.toContain('cloudwatch:DescribeAlarms');
   });
 
   it('reject out-of-range waits, sizes and more than ten alarms, in one error', () => {

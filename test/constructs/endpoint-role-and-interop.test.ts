@@ -1,10 +1,12 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { TritonMmeStack, TritonMultiModelEndpoint } from '../../constructs';
+import { EndpointDeployment, TritonMmeStack, TritonMultiModelEndpoint } from '../../constructs';
 import { synthWithNag } from './nag-report';
 
 function stack(): Stack {
@@ -51,8 +53,49 @@ describe('the execution role', () => {
     const s = stack();
     const role = iam.Role.fromRoleArn(s, 'Existing', 'arn:aws:iam::111122223333:role/locked', { mutable: false });
     new TritonMultiModelEndpoint(s, 'Mme', { role, initialInstanceCount: 2 });
-    Annotations.fromStack(s).hasWarning('/S/Mme', Match.stringLikeRegexp('imported as immutable.*s3:GetObject on the model prefix'));
+    Annotations.fromStack(s).hasWarning('/S/Mme', Match.stringLikeRegexp('imported as immutable.*s3:GetObject'));
     Template.fromStack(s).resourceCountIs('AWS::IAM::Policy', 0);
+  });
+
+  it("lists every action the endpoint needs in the immutable role's warning: VPC, KMS and rollback alarms included", () => {
+    const s = stack();
+    const role = iam.Role.fromRoleArn(s, 'Existing', 'arn:aws:iam::111122223333:role/locked', { mutable: false });
+    const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 2, natGateways: 0 });
+    const key = new kms.Key(s, 'Key');
+    const endpoint = new TritonMultiModelEndpoint(s, 'Mme', {
+      role,
+      vpc,
+      modelBucketEncryptionKey: key,
+      initialInstanceCount: 2,
+      deployment: EndpointDeployment.blueGreen(),
+    });
+    endpoint.addDashboard('Dashboard'); // after the endpoint: its rollback alarms must still be in the warning
+    const [warning] = Annotations.fromStack(s).findWarning('/S/Mme', Match.stringLikeRegexp('imported as immutable'));
+    const listed = /already allow: ([^(]*) \(/.exec(String(warning!.entry.data))![1]!.split(', ');
+    expect(listed).toEqual([
+      'cloudwatch:DescribeAlarms',
+      'cloudwatch:PutMetricData',
+      'ec2:CreateNetworkInterface',
+      'ec2:CreateNetworkInterfacePermission',
+      'ec2:DeleteNetworkInterface',
+      'ec2:DeleteNetworkInterfacePermission',
+      'ec2:DescribeDhcpOptions',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeSubnets',
+      'ec2:DescribeVpcs',
+      'ecr:BatchCheckLayerAvailability',
+      'ecr:BatchGetImage',
+      'ecr:GetAuthorizationToken',
+      'ecr:GetDownloadUrlForLayer',
+      'kms:Decrypt',
+      'logs:CreateLogGroup',
+      'logs:CreateLogStream',
+      'logs:DescribeLogStreams',
+      'logs:PutLogEvents',
+      's3:GetObject',
+      's3:ListBucket',
+    ]);
   });
 });
 

@@ -42,8 +42,19 @@ describe('multi-model endpoint dashboard with default thresholds', () => {
     expect(alarm('ModelLoadingWaitTime')).toMatchObject({ ExtendedStatistic: 'p90', Threshold: 10_000_000, Namespace: 'AWS/SageMaker' });
   });
 
+  it('alarms on 4XX and 5XX errors above 5 % of invocations for 3 minutes in a row (a deployment rollback alarm)', () => {
+    const [rate] = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+      (r) => (r as { Properties: { Metrics?: unknown } }).Properties.Metrics,
+    ) as Array<{ Properties: { Metrics: Array<{ Id: string; Expression?: string; MetricStat?: { Period: number } }> } }>;
+    expect(rate!.Properties).toMatchObject({ Threshold: 5, EvaluationPeriods: 3, ComparisonOperator: 'GreaterThanThreshold' });
+    const metrics = rate!.Properties.Metrics;
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe('100 * (e4 + e5) / MAX([e4 + e5, invocations])');
+    expect(metrics.filter((m) => m.MetricStat).map((m) => m.MetricStat!.Period)).toEqual([60, 60, 60]);
+    expect(dashboard.deploymentAlarms).toEqual([dashboard.invocation5XXErrorsAlarm, dashboard.invocationErrorRateAlarm]);
+  });
+
   it('has no alarm actions without a topic', () => {
-    expect(dashboard.alarms).toHaveLength(4);
+    expect(dashboard.alarms).toHaveLength(5);
     template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.absent() });
   });
 
@@ -114,9 +125,15 @@ describe('multi-model endpoint dashboard options', () => {
     template.allResourcesProperties('AWS::CloudWatch::Alarm', {
       AlarmActions: [{ Ref: Match.stringLikeRegexp('^Topic') }],
       OKActions: [{ Ref: Match.stringLikeRegexp('^Topic') }],
-      Period: 60,
-      Dimensions: Match.arrayWith([{ Name: 'EndpointName', Value: 'prod-mme' }]),
     });
+    // Every single-metric alarm uses the given period (the error-rate alarm is minute by minute by design).
+    for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: Match.anyValue() } }))) {
+      expect((alarm as { Properties: unknown }).Properties).toMatchObject({
+        Period: 60,
+        Dimensions: expect.arrayContaining([{ Name: 'EndpointName', Value: 'prod-mme' }]),
+      });
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { Metrics: Match.anyValue(), Threshold: 5 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'GPUMemoryUtilization', Threshold: 80 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'DiskUtilization', Threshold: 70 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Invocation5XXErrors', Threshold: 5 });

@@ -41,6 +41,7 @@ describe('TritonMmeStack without model repositories', () => {
         'AWS::CloudWatch::Alarm',
         'AWS::CloudWatch::Alarm',
         'AWS::CloudWatch::Alarm',
+        'AWS::CloudWatch::Alarm',
         'AWS::CloudWatch::Dashboard',
         'AWS::IAM::Policy',
         'AWS::IAM::Role',

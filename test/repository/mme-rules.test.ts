@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { targetModelNameProblem } from '../../lib/repository/mme-rules';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { FLOAT, INT32, onnxModel } from '../model-files/onnx-writer';
@@ -210,5 +211,23 @@ output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
         'error:mme-execution-env-activate',
       );
     });
+  });
+});
+
+describe("TargetModel names InvokeEndpoint can carry (its TargetModel header pattern \\A\\S[\\p{Print}]*\\z, ≤ 1024)", () => {
+  it('refuses a leading space, characters outside printable ASCII and names over 1024 characters, saying why', () => {
+    expect(targetModelNameProblem(' resnet.tar.gz')).toBe(
+      "TargetModel ' resnet.tar.gz' starts with a space, which InvokeEndpoint refuses; remove it.",
+    );
+    expect(targetModelNameProblem('modèle.tar.gz')).toBe(
+      "TargetModel 'modèle.tar.gz' contains 'è': InvokeEndpoint takes printable ASCII names only; use letters, digits, '.', '-' and '_'.",
+    );
+    expect(targetModelNameProblem(`${'a'.repeat(1018)}.tar.gz`)).toMatch(/has 1025 characters; InvokeEndpoint takes at most 1024\.$/);
+  });
+
+  it('accepts printable ASCII names, spaces inside included', () => {
+    for (const name of ['resnet.tar.gz', 'a b.tar.gz', `${'a'.repeat(1017)}.tar.gz`, 'x~!@#$%^&()=+[]{};,.tar.gz']) {
+      expect(targetModelNameProblem(name)).toBeUndefined();
+    }
   });
 });
