@@ -101,7 +101,12 @@ export class ScalingGuard extends Construct {
         {
           Effect: 'Allow',
           Action: ['cloudwatch:PutMetricAlarm'],
-          Resource: stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${stack.stackName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+          Resource: stack.formatArn({
+            service: 'cloudwatch',
+            resource: 'alarm',
+            resourceName: `${stack.stackName}-*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
         },
         { Effect: 'Allow', Action: ['application-autoscaling:DescribeScalableTargets', 'cloudwatch:DescribeAlarms'], Resource: '*' },
       ],

@@ -11,7 +11,8 @@
 //   creates a new physical resource and the old one is deleted in the cleanup phase
 //   (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS), together with resources removed from the template, after every update
 //   succeeded ("if CloudFormation needs to replace an existing resource, it first creates a new resource and then
-//   deletes the old resource", https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/using-cfn-updating-stacks-monitor-stack.html).
+//   deletes the old resource",
+//   https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/using-cfn-updating-stacks-monitor-stack.html).
 //   A DeletionPolicy of Retain keeps the physical resource
 //   (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html).
 // - Failed update: the failed resource and every resource the update changed are updated back to the previous
@@ -21,7 +22,8 @@
 //   UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS, and "newly created resources marked with a deletion policy of
 //   Retain" are kept unless RetainExceptOnCreate is set (RollbackStack, default false:
 //   https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_RollbackStack.html). A rollback that
-//   fails leaves the stack UPDATE_ROLLBACK_FAILED (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_ContinueUpdateRollback.html).
+//   fails leaves the stack UPDATE_ROLLBACK_FAILED
+//   (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_ContinueUpdateRollback.html).
 //   AWS does not document the order of the resources within the rollback: the harness replays the previous template's
 //   dependency order ('template') and its reverse ('reverse'), and the guard must hold under both.
 // - Delete: every resource before the resources it depends on (the reverse order), Retain kept.
@@ -106,7 +108,9 @@ export class Cloud {
 
   /** `count` SageMaker targets of other endpoints, and one of another dimension, registered before the stack's. */
   public seedOthers(count: number, sameIdOtherDimension?: string): void {
-    for (let i = 0; i < count; i++) this.putTarget({ ResourceId: `endpoint/other-${i}/variant/AllTraffic`, MinCapacity: 1, MaxCapacity: 2 });
+    for (let i = 0; i < count; i++) {
+      this.putTarget({ ResourceId: `endpoint/other-${i}/variant/AllTraffic`, MinCapacity: 1, MaxCapacity: 2 });
+    }
     if (sameIdOtherDimension) {
       this.putTarget({
         ResourceId: sameIdOtherDimension,
@@ -234,7 +238,8 @@ export class Cloud {
 
   /** Targets registered on the endpoint's variants. */
   public registeredOn(endpointName: string): Target[] {
-    return [...this.targets.values()].filter((t) => t.ResourceId.toLowerCase().startsWith(`endpoint/${endpointName.toLowerCase()}/variant/`));
+    const prefix = `endpoint/${endpointName.toLowerCase()}/variant/`;
+    return [...this.targets.values()].filter((t) => t.ResourceId.toLowerCase().startsWith(prefix));
   }
 
   public updateEndpoint(name: string, configName: string, deployment: boolean): void {
@@ -263,7 +268,10 @@ export class Cloud {
   public deleteEndpoint(name: string): void {
     const registered = this.registeredOn(name);
     if (registered.length > 0 && !this.cfnRoleMayDeregister) {
-      throw awsError('AccessDeniedException', 'Application Auto Scaling could not deregister the variant: not authorized to DeregisterScalableTarget.');
+      throw awsError(
+        'AccessDeniedException',
+        'Application Auto Scaling could not deregister the variant: not authorized to DeregisterScalableTarget.',
+      );
     }
     for (const t of registered) this.targets.delete(this.key(t.ServiceNamespace, t.ResourceId, t.ScalableDimension));
     this.endpoints.delete(name.toLowerCase());

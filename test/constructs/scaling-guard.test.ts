@@ -11,7 +11,8 @@ import {
 import { CloudFormationClient, DescribeStackResourceCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand, PutMetricAlarmCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeEndpointCommand, DescribeEndpointConfigCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Stack } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InstanceType, TritonMultiModelEndpoint } from '../../constructs';
@@ -122,7 +123,11 @@ describe('an instance type change on an autoscaled endpoint (generated template)
     expect(newPolicy).not.toBe(oldPolicy);
     expect(after[newPolicy!]!.Properties!.PolicyName).not.toEqual(before[oldPolicy!]!.Properties!.PolicyName);
     const [afterEndpoint] = idsOfType(after, 'Custom::MmeDeployScalingGuard').filter((id) => after[id]!.DependsOn?.includes(endpoint!));
-    expect(after[newTarget!]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain', DependsOn: [endpoint, afterEndpoint] });
+    expect(after[newTarget!]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      DependsOn: [endpoint, afterEndpoint],
+    });
   });
 
   it('deregisters (guard), updates the endpoint, registers the new target and policy, then drops the old policy', () => {
@@ -295,7 +300,10 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
           TargetTrackingScalingPolicyConfiguration: {
             TargetValue: '60',
             DisableScaleIn: 'false',
-            CustomizedMetricSpecification: { MetricName: 'GPUUtilization', Dimensions: [{ Name: 'EndpointName', Value: '{{EndpointName}}' }] },
+            CustomizedMetricSpecification: {
+              MetricName: 'GPUUtilization',
+              Dimensions: [{ Name: 'EndpointName', Value: '{{EndpointName}}' }],
+            },
           },
         },
         {
@@ -313,6 +321,8 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
       ResourceProperties: { ...props, InstanceType: 'ml.g4dn.xlarge', Scaling: scaling },
       OldResourceProperties: { ...props, Scaling: { ...scaling, TargetLogicalId: 'MmeInstanceCountG5Target' } },
     } as const;
+    const runs = (InstanceType: string) =>
+      sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', InstanceType }] } as never);
     const newArn = 'arn:aws:autoscaling:eu-west-1:111122223333:scalingPolicy:new:resource/sagemaker/x:policyName/Step';
 
     beforeEach(() => {
@@ -326,19 +336,21 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
       aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
       aas.on(PutScalingPolicyCommand).resolves({ PolicyARN: newArn });
       cw.on(DescribeAlarmsCommand).resolves({
-        MetricAlarms: [{ AlarmName: 'S-StepAlarm-1', AlarmActions: ['arn:aws:autoscaling:x:scalingPolicy:old:resource/y:policyName/Step'] }],
+        MetricAlarms: [
+          { AlarmName: 'S-StepAlarm-1', AlarmActions: ['arn:aws:autoscaling:x:scalingPolicy:old:resource/y:policyName/Step'] },
+        ],
       });
     });
 
     it('deregisters while the endpoint still runs the other type (its rollback comes next)', async () => {
-      sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', InstanceType: 'ml.g5.xlarge' }] } as never);
+      runs('ml.g5.xlarge');
       aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
       expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
       expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
     });
 
     it('registers target, schedule and policies as typed values, and points the step alarm at the new policy', async () => {
-      sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', InstanceType: 'ml.g4dn.xlarge' }] } as never);
+      runs('ml.g4dn.xlarge');
       expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
       const id = { ServiceNamespace: 'sagemaker', ResourceId: ours, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
       expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
@@ -355,7 +367,10 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
           TargetTrackingScalingPolicyConfiguration: {
             TargetValue: 60,
             DisableScaleIn: false,
-            CustomizedMetricSpecification: { MetricName: 'GPUUtilization', Dimensions: [{ Name: 'EndpointName', Value: 'MmeEndpoint-AbC123' }] },
+            CustomizedMetricSpecification: {
+              MetricName: 'GPUUtilization',
+              Dimensions: [{ Name: 'EndpointName', Value: 'MmeEndpoint-AbC123' }],
+            },
           },
         },
         {
@@ -369,5 +384,41 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
         ['S-StepAlarm-1', [newArn]],
       ]);
     });
+  });
+});
+
+describe('what autoscaling refuses at synth', () => {
+  it('refuses an instance type or variant name given as a CfnParameter, naming both and the way out', () => {
+    const stack = new Stack(new App(), 'S');
+    const type = new CfnParameter(stack, 'Type', { default: 'ml.g5.xlarge' });
+    const variant = new CfnParameter(stack, 'Variant', { default: 'AllTraffic' });
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+      instanceType: InstanceType.of(type.valueAsString),
+      variantName: variant.valueAsString,
+    });
+    expect(() => endpoint.autoScaleInstanceCount({ maxCapacity: 2 })).toThrow(
+      /instanceType is a token .*Give it at synth, e.g. from context \(-c\)\.[\s\S]*variantName is a token/,
+    );
+  });
+
+  it('refuses a scaling policy attached to the scalable target from outside autoScaleInstanceCount()', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme');
+    const scaling = endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
+    new appscaling.TargetTrackingScalingPolicy(stack, 'Mine', {
+      scalingTarget: scaling.scalableTarget,
+      targetValue: 100,
+      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+    });
+    expect(() => Template.fromStack(stack)).toThrow(
+      'The scaling policy S/Mine/Resource is attached to the endpoint\'s scalable target from outside autoScaleInstanceCount()',
+    );
+  });
+
+  it('accepts the policies the ScalableInstanceCount adds itself', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme');
+    endpoint.autoScaleInstanceCount({ maxCapacity: 2 }).scaleOnInvocations('Rps', { maxRequestsPerSecond: 10 });
+    expect(() => Template.fromStack(stack)).not.toThrow();
   });
 });
