@@ -326,7 +326,9 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
    * Lets Application Auto Scaling change the variant's instance count between `minCapacity` and `maxCapacity`, and
    * makes redeploys keep the scaled count (RetainAllVariantProperties). Add policies to the result. A later change of
    * the instance type or variant name deploys in one `cdk deploy`: a ScalingGuard deregisters the variant before the
-   * endpoint update and the scaling resources are registered again after it (see ScalingGuard).
+   * endpoint update and the scaling resources are registered again after it; a deploy that fails and rolls back
+   * leaves the registration, its policies and scheduled actions as they were (see ScalingGuard). The instance type and
+   * variant name must be known at synth (not a CfnParameter): they name the scaling resources.
    */
   public autoScaleInstanceCount(props: appscaling.EnableScalingProps): ScalableInstanceCount {
     const minCapacity = props.minCapacity ?? 1;
@@ -344,12 +346,21 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
           `maxCapacity (${props.maxCapacity}).`,
       );
     }
+    for (const [name, value] of [['instanceType', this.instanceType.name], ['variantName', this.variantName]]) {
+      if (Token.isUnresolved(value)) {
+        problems.push(
+          `${name} is a token (a CfnParameter or another deploy-time value), which autoscaling cannot follow: the scaling ` +
+            `resources are named after it so that a change deploys in one go. Give it at synth, e.g. from context (-c).`,
+        );
+      }
+    }
     throwIfProblems(`autoScaleInstanceCount props (${this.node.path})`, problems);
 
-    new ScalingGuard(this, 'ScalingGuard', {
+    const guard = new ScalingGuard(this, 'ScalingGuard', {
       endpoint: this.cfnEndpoint,
       variantName: this.variantName,
       instanceType: this.instanceType.name,
+      hasDeploymentConfig: this.cfnEndpoint.deploymentConfig !== undefined,
     });
     this.scalableInstanceCount = new ScalableInstanceCount(this, scalingGenerationId(this.instanceType, this.variantName), {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
@@ -373,6 +384,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     });
     // The variant must exist before it is registered as a scalable target (aws/aws-cdk#20659) ...
     this.scalableInstanceCount.node.addDependency(this.cfnEndpoint);
+    guard.guard(this.scalableInstanceCount);
     // ... a replaced registration must not be deregistered by the cleanup of the old one (see ScalingGuard) ...
     this.scalableInstanceCount.scalableTarget.applyRemovalPolicy(RemovalPolicy.RETAIN);
     // ... and an endpoint update must not reset the count autoscaling chose (aws/aws-cdk#23151).
@@ -720,6 +732,5 @@ class PolicyGrantee implements iam.IPrincipal {
  * the scalable target and its policies new logical IDs and names (see ScalingGuard).
  */
 function scalingGenerationId(instanceType: InstanceType, variantName: string): string {
-  if (Token.isUnresolved(instanceType.name) || Token.isUnresolved(variantName)) return 'InstanceCount';
   return ['InstanceCount', instanceType.name, ...(variantName === 'AllTraffic' ? [] : [variantName])].join('-');
 }

@@ -20,6 +20,9 @@ describe('autoscaling on GPU utilization (seed 004)', () => {
   endpoint.autoScaleInstanceCount({ minCapacity: 1, maxCapacity: 5 }).scaleOnGpuUtilization('Gpu');
   const template = Template.fromStack(stack);
   const endpointId = Object.keys(template.findResources('AWS::SageMaker::Endpoint'))[0];
+  const guardAfterEndpoint = Object.entries(template.findResources('Custom::MmeDeployScalingGuard')).find(([, guard]) =>
+    (guard.DependsOn as string[] | undefined)?.includes(endpointId!),
+  )?.[0];
 
   it('registers the variant as a 1..5 scalable target through the SageMaker service-linked role', () => {
     template.hasResource('AWS::ApplicationAutoScaling::ScalableTarget', {
@@ -43,7 +46,8 @@ describe('autoscaling on GPU utilization (seed 004)', () => {
           ],
         },
       },
-      DependsOn: [endpointId],
+      // after the endpoint, and after the guard that registers the variant again on a rollback
+      DependsOn: [endpointId, guardAfterEndpoint],
     });
   });
 

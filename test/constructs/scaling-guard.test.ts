@@ -3,9 +3,16 @@ import {
   ApplicationAutoScalingClient,
   DeregisterScalableTargetCommand,
   DescribeScalableTargetsCommand,
+  PutScalingPolicyCommand,
+  PutScheduledActionCommand,
+  RegisterScalableTargetCommand,
+  ScalableTarget,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudFormationClient, DescribeStackResourceCommand } from '@aws-sdk/client-cloudformation';
-import { App, Stack } from 'aws-cdk-lib';
+import { CloudWatchClient, DescribeAlarmsCommand, PutMetricAlarmCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeEndpointCommand, DescribeEndpointConfigCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { App, CfnParameter, Stack } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InstanceType, TritonMultiModelEndpoint } from '../../constructs';
@@ -94,7 +101,7 @@ describe('an instance type change on an autoscaled endpoint (generated template)
   const before = autoscaledTemplate(InstanceType.G4DN_XLARGE);
   const after = autoscaledTemplate(InstanceType.G5_XLARGE);
   const [endpoint] = idsOfType(after, 'AWS::SageMaker::Endpoint');
-  const [guard] = idsOfType(after, 'Custom::MmeDeployScalingGuard');
+  const [guard] = idsOfType(after, 'Custom::MmeDeployScalingGuard').filter((id) => !after[id]!.DependsOn?.includes(endpoint!));
   const [oldTarget] = idsOfType(before, 'AWS::ApplicationAutoScaling::ScalableTarget');
   const [newTarget] = idsOfType(after, 'AWS::ApplicationAutoScaling::ScalableTarget');
   const [oldPolicy] = idsOfType(before, 'AWS::ApplicationAutoScaling::ScalingPolicy');
@@ -115,7 +122,12 @@ describe('an instance type change on an autoscaled endpoint (generated template)
     expect(newTarget).not.toBe(oldTarget);
     expect(newPolicy).not.toBe(oldPolicy);
     expect(after[newPolicy!]!.Properties!.PolicyName).not.toEqual(before[oldPolicy!]!.Properties!.PolicyName);
-    expect(after[newTarget!]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain', DependsOn: [endpoint] });
+    const [afterEndpoint] = idsOfType(after, 'Custom::MmeDeployScalingGuard').filter((id) => after[id]!.DependsOn?.includes(endpoint!));
+    expect(after[newTarget!]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      DependsOn: [endpoint, afterEndpoint],
+    });
   });
 
   it('deregisters (guard), updates the endpoint, registers the new target and policy, then drops the old policy', () => {
@@ -151,106 +163,118 @@ describe('an instance type change on an autoscaled endpoint (generated template)
 describe('the ScalingGuard handler (exact AWS requests)', () => {
   const cfn = mockClient(CloudFormationClient);
   const aas = mockClient(ApplicationAutoScalingClient);
-  const clients = () => ({ cloudformation: new CloudFormationClient({}), autoscaling: new ApplicationAutoScalingClient({}) });
+  const sm = mockClient(SageMakerClient);
+  const cw = mockClient(CloudWatchClient);
+  afterAll(() => [cfn, aas, sm, cw].forEach((m) => m.restore()));
+  const clients = () => ({
+    cloudformation: new CloudFormationClient({}),
+    autoscaling: new ApplicationAutoScalingClient({}),
+    sagemaker: new SageMakerClient({}),
+    cloudwatch: new CloudWatchClient({}),
+  });
   const stackId = 'arn:aws:cloudformation:eu-west-1:111122223333:stack/S/0a1b';
+  const ours = 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic';
   const props = { EndpointLogicalId: 'MmeEndpoint8024A810', VariantName: 'AllTraffic', InstanceType: 'ml.g5.xlarge' };
   const update = (old: Partial<typeof props>) =>
     ({ RequestType: 'Update', StackId: stackId, ResourceProperties: props, OldResourceProperties: { ...props, ...old } }) as const;
+  const target = (ResourceId: string, dimension = 'sagemaker:variant:DesiredInstanceCount'): ScalableTarget => ({
+    ServiceNamespace: 'sagemaker',
+    ResourceId,
+    ScalableDimension: dimension as ScalableTarget['ScalableDimension'],
+    MinCapacity: 1,
+    MaxCapacity: 2,
+    RoleARN: 'r',
+    CreationTime: new Date(0),
+  });
+  const endpointResource = (ResourceStatus: string) => ({
+    StackResourceDetail: {
+      LogicalResourceId: props.EndpointLogicalId,
+      ResourceType: 'AWS::SageMaker::Endpoint',
+      ResourceStatus,
+      LastUpdatedTimestamp: new Date(0),
+      PhysicalResourceId: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/mmeendpoint-abc123',
+    },
+  });
 
   beforeEach(() => {
-    cfn.reset();
-    aas.reset();
-    cfn.on(DescribeStackResourceCommand).resolves({
-      StackResourceDetail: {
-        LogicalResourceId: props.EndpointLogicalId,
-        ResourceType: 'AWS::SageMaker::Endpoint',
-        ResourceStatus: 'UPDATE_COMPLETE',
-        LastUpdatedTimestamp: new Date(),
-        PhysicalResourceId: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/mmeendpoint-abc123',
-      },
-    });
-    aas.on(DescribeScalableTargetsCommand).resolves({
-      ScalableTargets: [
-        {
-          ServiceNamespace: 'sagemaker',
-          ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic',
-          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
-          MinCapacity: 2,
-          MaxCapacity: 4,
-          RoleARN: 'arn:aws:iam::111122223333:role/x',
-          CreationTime: new Date(),
-        },
-      ],
-    });
+    [cfn, aas, sm, cw].forEach((m) => m.reset());
+    cfn.on(DescribeStackResourceCommand).resolves(endpointResource('UPDATE_COMPLETE') as never);
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
     aas.on(DeregisterScalableTargetCommand).resolves({});
   });
 
   it('deregisters the variant, with the case it was registered with, when the instance type changes', async () => {
     const result = await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients());
-    expect(result).toEqual({ deregistered: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic' });
+    expect(result).toEqual({ action: 'deregistered', resourceId: ours });
     expect(cfn.commandCalls(DescribeStackResourceCommand).map((c) => c.args[0].input)).toEqual([
       { StackName: stackId, LogicalResourceId: 'MmeEndpoint8024A810' },
     ]);
     expect(aas.commandCalls(DescribeScalableTargetsCommand).map((c) => c.args[0].input)).toEqual([{ ServiceNamespace: 'sagemaker' }]);
     expect(aas.commandCalls(DeregisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
-      {
-        ServiceNamespace: 'sagemaker',
-        ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/AllTraffic',
-        ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
-      },
+      { ServiceNamespace: 'sagemaker', ResourceId: ours, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' },
     ]);
   });
 
+  it('searches every page of DescribeScalableTargets (an account with more than 50 SageMaker targets)', async () => {
+    const others = Array.from({ length: 50 }, (_, i) => target(`endpoint/other-${i}/variant/AllTraffic`));
+    aas
+      .on(DescribeScalableTargetsCommand)
+      .resolvesOnce({ ScalableTargets: others, NextToken: 'page-2' })
+      .resolvesOnce({ ScalableTargets: [target(ours)] });
+    expect(await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).toEqual({ action: 'deregistered', resourceId: ours });
+    const calls = aas.commandCalls(DescribeScalableTargetsCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.args[0].input).toMatchObject({ ServiceNamespace: 'sagemaker', NextToken: 'page-2' });
+  });
+
+  it('ignores a target of the same variant in another dimension', async () => {
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours, 'sagemaker:variant:DesiredProvisionedConcurrency')] });
+    expect(await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).toEqual({ action: 'none' });
+    expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
+  });
+
+  it('treats an endpoint in DELETE_COMPLETE as gone (stack deletion deletes the endpoint before the first guard)', async () => {
+    cfn.on(DescribeStackResourceCommand).resolves(endpointResource('DELETE_COMPLETE') as never);
+    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({ action: 'none' });
+    expect(aas.calls()).toHaveLength(0);
+  });
+
   it('deregisters the old variant when the variant is renamed', async () => {
-    aas.on(DescribeScalableTargetsCommand).resolves({
-      ScalableTargets: [
-        {
-          ServiceNamespace: 'sagemaker',
-          ResourceId: 'endpoint/MmeEndpoint-AbC123/variant/Blue',
-          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
-          MinCapacity: 1,
-          MaxCapacity: 2,
-          RoleARN: 'r',
-          CreationTime: new Date(),
-        },
-      ],
-    });
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target('endpoint/MmeEndpoint-AbC123/variant/Blue')] });
     await onEvent(update({ VariantName: 'Blue' }), clients());
     expect(aas.commandCalls(DeregisterScalableTargetCommand).map((c) => c.args[0].input.ResourceId)).toEqual([
       'endpoint/MmeEndpoint-AbC123/variant/Blue',
     ]);
   });
 
-  it('calls nothing on create, and on an update that keeps instance type and variant', async () => {
+  it('refuses a rename under a deployment configuration before deregistering anything', async () => {
+    const event = { ...update({ VariantName: 'Blue' }), ResourceProperties: { ...props, DeploymentConfig: 'true' } };
+    await expect(onEvent(event, clients())).rejects.toThrow(
+      'The variant Blue of endpoint mmeendpoint-abc123 cannot be renamed to AllTraffic while the endpoint has a deployment configuration',
+    );
+    expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
+  });
+
+  it('calls nothing on create, and on an update that keeps the instance type, variant and generation', async () => {
     await onEvent({ RequestType: 'Create', StackId: stackId, ResourceProperties: props }, clients());
     await onEvent(update({}), clients());
     expect(cfn.calls()).toHaveLength(0);
     expect(aas.calls()).toHaveLength(0);
   });
 
-  it('deregisters on delete (autoscaling removed from the app)', async () => {
+  it('deregisters on delete (autoscaling removed from the app, or the stack deleted before the endpoint)', async () => {
     await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients());
     expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(1);
   });
 
-  it('does nothing when the endpoint is gone (stack deletion) or the variant is not registered', async () => {
+  it('does nothing when the endpoint does not exist or the variant is not registered', async () => {
     cfn
       .on(DescribeStackResourceCommand)
       .rejects(Object.assign(new Error('Resource MmeEndpoint8024A810 does not exist for stack S'), { name: 'ValidationError' }));
-    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({
-      deregistered: undefined,
-    });
-    cfn.reset();
-    cfn.on(DescribeStackResourceCommand).resolves({
-      StackResourceDetail: {
-        LogicalResourceId: 'x',
-        ResourceType: 'AWS::SageMaker::Endpoint',
-        ResourceStatus: 'UPDATE_COMPLETE',
-        LastUpdatedTimestamp: new Date(),
-        PhysicalResourceId: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/other',
-      },
-    });
-    expect(await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).toEqual({ deregistered: undefined });
+    expect(await onEvent({ RequestType: 'Delete', StackId: stackId, ResourceProperties: props }, clients())).toEqual({ action: 'none' });
+    cfn.on(DescribeStackResourceCommand).resolves(endpointResource('UPDATE_COMPLETE') as never);
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target('endpoint/other/variant/AllTraffic')] });
+    expect(await onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).toEqual({ action: 'none' });
     expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
   });
 
@@ -259,5 +283,142 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
     await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).resolves.toBeDefined();
     aas.on(DeregisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).rejects.toThrow('denied');
+  });
+
+  describe('on a rollback to a generation whose scalable target is in the stack', () => {
+    const scaling = {
+      TargetLogicalId: 'MmeInstanceCountTarget',
+      MinCapacity: '2',
+      MaxCapacity: '4',
+      RoleARN: 'arn:aws:iam::111122223333:role/aws-service-role/x',
+      ScheduledActions: [{ ScheduledActionName: 'Night', Schedule: 'cron(0 20 * * ? *)', ScalableTargetAction: { MaxCapacity: '2' } }],
+      Policies: [
+        {
+          PolicyName: 'Gpu',
+          LogicalId: 'GpuPolicy',
+          PolicyType: 'TargetTrackingScaling',
+          TargetTrackingScalingPolicyConfiguration: {
+            TargetValue: '60',
+            DisableScaleIn: 'false',
+            CustomizedMetricSpecification: {
+              MetricName: 'GPUUtilization',
+              Dimensions: [{ Name: 'EndpointName', Value: '{{EndpointName}}' }],
+            },
+          },
+        },
+        {
+          PolicyName: 'Step',
+          LogicalId: 'StepPolicy',
+          PolicyType: 'StepScaling',
+          StepScalingPolicyConfiguration: { StepAdjustments: [{ MetricIntervalLowerBound: '0', ScalingAdjustment: '1' }] },
+          AlarmLogicalIds: ['StepAlarm'],
+        },
+      ],
+    };
+    const rollback = {
+      RequestType: 'Update',
+      StackId: stackId,
+      ResourceProperties: { ...props, InstanceType: 'ml.g4dn.xlarge', Scaling: scaling },
+      OldResourceProperties: { ...props, Scaling: { ...scaling, TargetLogicalId: 'MmeInstanceCountG5Target' } },
+    } as const;
+    const runs = (InstanceType: string) =>
+      sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', InstanceType }] } as never);
+    const newArn = 'arn:aws:autoscaling:eu-west-1:111122223333:scalingPolicy:new:resource/sagemaker/x:policyName/Step';
+
+    beforeEach(() => {
+      cfn.on(DescribeStackResourceCommand, { LogicalResourceId: 'MmeInstanceCountTarget' }).resolves({
+        StackResourceDetail: { ...endpointResource('UPDATE_COMPLETE').StackResourceDetail, PhysicalResourceId: 'target' },
+      } as never);
+      cfn.on(DescribeStackResourceCommand, { LogicalResourceId: 'StepAlarm' }).resolves({
+        StackResourceDetail: { ...endpointResource('UPDATE_COMPLETE').StackResourceDetail, PhysicalResourceId: 'S-StepAlarm-1' },
+      } as never);
+      sm.on(DescribeEndpointCommand).resolves({ EndpointName: 'MmeEndpoint-AbC123', EndpointConfigName: 'config-1' } as never);
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
+      aas.on(PutScalingPolicyCommand).resolves({ PolicyARN: newArn });
+      cw.on(DescribeAlarmsCommand).resolves({
+        MetricAlarms: [
+          { AlarmName: 'S-StepAlarm-1', AlarmActions: ['arn:aws:autoscaling:x:scalingPolicy:old:resource/y:policyName/Step'] },
+        ],
+      });
+    });
+
+    it('deregisters while the endpoint still runs the other type (its rollback comes next)', async () => {
+      runs('ml.g5.xlarge');
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+      expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
+    });
+
+    it('registers target, schedule and policies as typed values, and points the step alarm at the new policy', async () => {
+      runs('ml.g4dn.xlarge');
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
+      const id = { ServiceNamespace: 'sagemaker', ResourceId: ours, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
+      expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
+        { ...id, MinCapacity: 2, MaxCapacity: 4, RoleARN: scaling.RoleARN, SuspendedState: undefined },
+      ]);
+      expect(aas.commandCalls(PutScheduledActionCommand).map((c) => c.args[0].input)).toEqual([
+        { ...id, ScheduledActionName: 'Night', Schedule: 'cron(0 20 * * ? *)', ScalableTargetAction: { MaxCapacity: 2 } },
+      ]);
+      expect(aas.commandCalls(PutScalingPolicyCommand).map((c) => c.args[0].input)).toEqual([
+        {
+          ...id,
+          PolicyName: 'Gpu',
+          PolicyType: 'TargetTrackingScaling',
+          TargetTrackingScalingPolicyConfiguration: {
+            TargetValue: 60,
+            DisableScaleIn: false,
+            CustomizedMetricSpecification: {
+              MetricName: 'GPUUtilization',
+              Dimensions: [{ Name: 'EndpointName', Value: 'MmeEndpoint-AbC123' }],
+            },
+          },
+        },
+        {
+          ...id,
+          PolicyName: 'Step',
+          PolicyType: 'StepScaling',
+          StepScalingPolicyConfiguration: { StepAdjustments: [{ MetricIntervalLowerBound: 0, ScalingAdjustment: 1 }] },
+        },
+      ]);
+      expect(cw.commandCalls(PutMetricAlarmCommand).map((c) => [c.args[0].input.AlarmName, c.args[0].input.AlarmActions])).toEqual([
+        ['S-StepAlarm-1', [newArn]],
+      ]);
+    });
+  });
+});
+
+describe('what autoscaling refuses at synth', () => {
+  it('refuses an instance type or variant name given as a CfnParameter, naming both and the way out', () => {
+    const stack = new Stack(new App(), 'S');
+    const type = new CfnParameter(stack, 'Type', { default: 'ml.g5.xlarge' });
+    const variant = new CfnParameter(stack, 'Variant', { default: 'AllTraffic' });
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+      instanceType: InstanceType.of(type.valueAsString),
+      variantName: variant.valueAsString,
+    });
+    expect(() => endpoint.autoScaleInstanceCount({ maxCapacity: 2 })).toThrow(
+      /instanceType is a token .*Give it at synth, e.g. from context \(-c\)\.[\s\S]*variantName is a token/,
+    );
+  });
+
+  it('refuses a scaling policy attached to the scalable target from outside autoScaleInstanceCount()', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme');
+    const scaling = endpoint.autoScaleInstanceCount({ maxCapacity: 2 });
+    new appscaling.TargetTrackingScalingPolicy(stack, 'Mine', {
+      scalingTarget: scaling.scalableTarget,
+      targetValue: 100,
+      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+    });
+    expect(() => Template.fromStack(stack)).toThrow(
+      'The scaling policy S/Mine/Resource is attached to the endpoint\'s scalable target from outside autoScaleInstanceCount()',
+    );
+  });
+
+  it('accepts the policies the ScalableInstanceCount adds itself', () => {
+    const stack = new Stack(new App(), 'S');
+    const endpoint = new TritonMultiModelEndpoint(stack, 'Mme');
+    endpoint.autoScaleInstanceCount({ maxCapacity: 2 }).scaleOnInvocations('Rps', { maxRequestsPerSecond: 10 });
+    expect(() => Template.fromStack(stack)).not.toThrow();
   });
 });

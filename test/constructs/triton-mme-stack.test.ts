@@ -47,7 +47,8 @@ describe('TritonMmeStack without model repositories', () => {
         'AWS::IAM::Role',
         'AWS::IAM::Role',
         'AWS::Lambda::Function',
-        'Custom::MmeDeployScalingGuard',
+        'Custom::MmeDeployScalingGuard', // before the endpoint
+        'Custom::MmeDeployScalingGuard', // after it
         'AWS::S3::Bucket',
         'AWS::S3::Bucket',
         'AWS::S3::BucketPolicy',
