@@ -142,7 +142,7 @@ export class ScalingGuard extends Construct {
    * The construct holding this generation's scalable target and its policies: the guards carry its spec, and its
    * resources are created after the second guard.
    */
-  public guard(scaling: IConstruct): void {
+  public carry(scaling: IConstruct): void {
     this.scaling = scaling;
     scaling.node.addDependency(this.afterEndpoint);
   }

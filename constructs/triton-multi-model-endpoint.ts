@@ -384,7 +384,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     });
     // The variant must exist before it is registered as a scalable target (aws/aws-cdk#20659) ...
     this.scalableInstanceCount.node.addDependency(this.cfnEndpoint);
-    guard.guard(this.scalableInstanceCount);
+    guard.carry(this.scalableInstanceCount);
     // ... a replaced registration must not be deregistered by the cleanup of the old one (see ScalingGuard) ...
     this.scalableInstanceCount.scalableTarget.applyRemovalPolicy(RemovalPolicy.RETAIN);
     // ... and an endpoint update must not reset the count autoscaling chose (aws/aws-cdk#23151).

@@ -106,19 +106,17 @@ export class Cloud {
   public cfnRoleMayDeregister = true;
   private serial = 0;
 
-  /** `count` SageMaker targets of other endpoints, and one of another dimension, registered before the stack's. */
-  public seedOthers(count: number, sameIdOtherDimension?: string): void {
+  /** `count` SageMaker targets of other endpoints, registered before the stack's. */
+  public seedOthers(count: number): void {
     for (let i = 0; i < count; i++) {
       this.putTarget({ ResourceId: `endpoint/other-${i}/variant/AllTraffic`, MinCapacity: 1, MaxCapacity: 2 });
     }
-    if (sameIdOtherDimension) {
-      this.putTarget({
-        ResourceId: sameIdOtherDimension,
-        ScalableDimension: 'sagemaker:variant:DesiredProvisionedConcurrency',
-        MinCapacity: 1,
-        MaxCapacity: 2,
-      });
-    }
+  }
+
+  /** The targets that are not the stack's endpoint's instance-count targets, as `ResourceId|dimension`. */
+  public othersThan(endpointName: string | undefined): string[] {
+    const own = new Set(endpointName ? this.registeredOn(endpointName).filter((t) => t.ScalableDimension === DIMENSION) : []);
+    return [...this.targets.values()].filter((t) => !own.has(t)).map((t) => `${t.ResourceId}|${t.ScalableDimension}`);
   }
 
   public next(): number {
@@ -322,6 +320,11 @@ export class Stack {
   public readonly records = new Map<string, Record_>();
   public status?: StackStatus;
   public readonly journal: Journal = [];
+  /** The endpoint's name once created (kept after deletion, for the checks). */
+  public get endpointName(): string | undefined {
+    const record = [...this.records.values(), ...this.deleted.values()].find((r) => r.type === 'AWS::SageMaker::Endpoint');
+    return record?.attrs.EndpointName;
+  }
   /** Records of resources deleted by the stack, which DescribeStackResource still answers for (DELETE_COMPLETE). */
   private readonly deleted = new Map<string, Record_>();
 

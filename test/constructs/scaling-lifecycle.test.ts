@@ -70,12 +70,16 @@ function fresh(handler: Handler = onEvent, rollbackOrder: RollbackOrder = 'templ
   cloud.seedOthers(60);
   const stack = new Stack(cloud, handler, rollbackOrder);
   current = { cloud, stack };
+  others = cloud.othersThan(undefined);
   return stack;
 }
 
+let others: string[] = [];
 function expectInForce(stack: Stack): void {
   const want = described(stack);
   expect({ journal: stack.journal, state: actual(stack, Object.keys(want.alarms)) }).toEqual({ journal: stack.journal, state: want });
+  // and nothing else in the account was touched
+  expect(stack.cloud.othersThan(stack.endpointName)).toEqual(others);
 }
 
 /** The resources an update touches, in order (the places a failure can happen). */
