@@ -163,7 +163,8 @@ describe('loadtest against the stand-in', () => {
     expect(lines[0]).toBe('sequence,target_model,intended_ms,sent_ms,latency_ms,ok,cause,warmup');
     expect(lines).toHaveLength(21);
     expect(lines[1]).toMatch(/^0,"m00\.tar\.gz",[\d.]+,[\d.]+,[\d.]+,true,,false$/);
-    const again = await runCli(['loadtest', '--endpoint', 'mme', 'm00.tar.gz', '--concurrency', '2', '--requests', '5', '--csv', csv, '--yes']);
+    const again = await runCli(['loadtest', '--endpoint', 'mme', 'm00.tar.gz', '--concurrency', '2', '--requests', '5', '--csv', csv,
+      '--yes']);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('exists; choose another file name or add --force');
   });
