@@ -146,6 +146,30 @@ describe('loadtest against the stand-in', () => {
     }
   });
 
+  it('gives up on answers still missing a moment after an interruption, and says how many', async () => {
+    const invoker: ModelInvoker = await endpointInvoker({ endpoint: 'mme' });
+    const abort = new AbortController();
+    standIn.stallUntil = Date.now() + 20_000;
+    setTimeout(() => abort.abort(), 400);
+    const started = Date.now();
+    try {
+      const result = await runLoadTest(invoker, {
+        targets: targetsOf(['m00.tar.gz']),
+        weights: [1],
+        mode: { kind: 'open', rate: 50 },
+        durationSeconds: 30,
+        signal: abort.signal,
+        drainMs: 300,
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(result.interrupted).toBe(true);
+      expect(result.abandoned).toBe(result.sent);
+      expect(result.overall.requests).toBe(0);
+    } finally {
+      invoker.close();
+    }
+  });
+
   it('asks before sending more than 1,000 invocations, and sends nothing without an answer', async () => {
     const run = await runCli(['loadtest', '--endpoint', 'mme', '--rate', '100', '--duration', '60']);
     expect(run.code).toBe(2);
