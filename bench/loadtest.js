@@ -27,6 +27,7 @@ const rate = numberOption('--rate', 2000);
 const duration = numberOption('--duration', 10);
 const warmup = numberOption('--warmup', 2);
 const concurrency = numberOption('--concurrency', 32);
+const sockets = numberOption('--sockets', 256);
 
 // The stand-in: one process, answers at once. Its response is what Triton sends for one FP32 output of 4 values.
 const SERVER = `
@@ -80,7 +81,7 @@ async function main() {
 
 /** loadtest's engine and invoker, as the command runs them. */
 async function oursLoop(mode) {
-  const invoker = await endpointInvoker({ endpoint: 'bench', maxSockets: mode.kind === 'closed' ? mode.concurrency : 256 });
+  const invoker = await endpointInvoker({ endpoint: 'bench', maxSockets: mode.kind === 'closed' ? mode.concurrency : sockets });
   const cpu = process.cpuUsage();
   const result = await runLoadTest(invoker, {
     targets: [{ targetModel: 'm.tar.gz', body: requestBody, contentType }],
@@ -105,7 +106,7 @@ async function oursLoop(mode) {
 
 /** The same schedule with a bare node:http request per call: what any client must pay. */
 async function bareLoop(port, mode) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: mode.kind === 'closed' ? mode.concurrency : 256, scheduling: 'lifo' });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: mode.kind === 'closed' ? mode.concurrency : sockets, scheduling: 'lifo' });
   const latencies = new Latencies();
   const lag = new Latencies();
   let sent = 0;

@@ -38,7 +38,12 @@ export const OPEN_LOOP_SOCKETS = 256;
 /** Above this many invocations, loadtest asks before sending. */
 export const CONFIRM_ABOVE = 1000;
 
-export async function runLoadTestCommand(names: string[], options: LoadTestCommandOptions, io: CliIo, signal: AbortSignal): Promise<number> {
+export async function runLoadTestCommand(
+  names: string[],
+  options: LoadTestCommandOptions,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
   if (!options.endpoint) throw new UsageError('Which endpoint? Give --endpoint NAME.');
   const mode = modeOf(options);
   const duration = optionalNumber('--duration', options.duration);
@@ -184,7 +189,8 @@ async function trafficWeightsFor(text: string, targets: readonly string[], io: C
   };
   if (!spec) throw fail();
   if (spec.kind === 'trace') {
-    throw new UsageError(`--traffic ${text} is a recorded trace (timestamp,model); loadtest takes weights: model,weight, uniform or zipf:S.`);
+    throw new UsageError(`--traffic ${text} is a recorded trace (timestamp,model); loadtest takes weights: model,weight, ` +
+      'uniform or zipf:S.');
   }
   const result = trafficWeights(spec, targets);
   diagnostics.push(...result.diagnostics);
@@ -306,11 +312,13 @@ export function formatLoadTest(
       loadVerdict]);
     rowsCache.push(['invocations counted', String(observed.invocations), prediction ? String(result.sent) : '-', '']);
     rowsCache.push(['model unloads', String(observed.unloads), '', '']);
-    rowsCache.push(['mean load wait', observed.meanLoadWaitSeconds === undefined ? '-' : `${msText(observed.meanLoadWaitSeconds * 1000)} ms`,
+    const wait = observed.meanLoadWaitSeconds;
+    rowsCache.push(['mean load wait', wait === undefined ? '-' : `${msText(wait * 1000)} ms`,
       '', '']);
     rowsCache.push(['max loaded models', observed.maxLoadedModels === undefined ? '-' : String(observed.maxLoadedModels),
       settings.residentModels === undefined ? '' : `${settings.residentModels * settings.instances}`, '']);
-    rowsCache.push(['GPU utilization (mean)', observed.meanGpuUtilization === undefined ? '-' : `${observed.meanGpuUtilization.toFixed(0)} %`,
+    const gpu = observed.meanGpuUtilization;
+    rowsCache.push(['GPU utilization (mean)', gpu === undefined ? '-' : `${gpu.toFixed(0)} %`,
       '', '']);
     rowsCache.push(['GPU memory (max)', observed.maxGpuMemoryUtilization === undefined ? '-' :
       `${observed.maxGpuMemoryUtilization.toFixed(0)} %`, '', '']);

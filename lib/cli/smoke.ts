@@ -37,7 +37,8 @@ export async function runSmoke(names: string[], options: EndpointSmokeOptions, i
     names,
     ...(options.variant ? { variant: options.variant } : {}),
   });
-  const invoker = await endpointInvoker({ ...connection, endpoint: options.endpoint, ...(options.variant ? { variant: options.variant } : {}) });
+  const variant = options.variant ? { variant: options.variant } : {};
+  const invoker = await endpointInvoker({ ...connection, endpoint: options.endpoint, ...variant });
   try {
     if (!options.json) io.stderr(`Smoke-testing ${targets.length} TargetModel(s) on endpoint ${endpoint.endpointName}...\n`);
     const report = await smokeTest(readEndpointSources(connection, endpoint, targets, signal), invoker, {
@@ -78,7 +79,9 @@ export function parseShapes(text: string): Map<string, number[]> {
   const shapes = new Map<string, number[]>();
   for (const entry of text.split(/[;\s]+/).filter(Boolean)) {
     const at = entry.indexOf('=');
-    if (at <= 0) throw new UsageError(`--shape ${JSON.stringify(entry)} must look like INPUT=1,3,224,224 (the input name, then its full shape).`);
+    if (at <= 0) {
+      throw new UsageError(`--shape ${JSON.stringify(entry)} must look like INPUT=1,3,224,224 (the input name, then its full shape).`);
+    }
     const dims = entry.slice(at + 1).split(/[,x]/).map((d) => Number(d.trim()));
     if (dims.length === 0 || !dims.every((d) => Number.isInteger(d) && d >= 0)) {
       throw new UsageError(`--shape ${JSON.stringify(entry)}: the dims must be whole numbers ≥ 0, e.g. INPUT=1,128.`);

@@ -6,7 +6,7 @@
 // checked against the SDK's own signer in test/measure/signed-invoke.test.ts.
 
 import { createHash, createHmac } from 'node:crypto';
-import { Agent, request as httpRequest, IncomingMessage } from 'node:http';
+import { Agent, ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export interface SigningCredentials {
@@ -124,9 +124,31 @@ export function connectionPool(url: URL, maxSockets: number): Agent {
   return url.protocol === 'https:' ? new HttpsAgent(options) : new Agent(options);
 }
 
+/**
+ * The requests in flight per signal. A load test shares one signal among thousands of requests; node:http's own
+ * `signal` option adds and removes one listener per request on it, which costs time in the number of listeners, so
+ * here one listener per signal destroys every request still in its set.
+ */
+const inFlight = new WeakMap<AbortSignal, Set<ClientRequest>>();
+
+function track(signal: AbortSignal, req: ClientRequest): void {
+  let set = inFlight.get(signal);
+  if (!set) {
+    const requests = new Set<ClientRequest>();
+    set = requests;
+    inFlight.set(signal, requests);
+    signal.addEventListener('abort', () => {
+      for (const r of requests) r.destroy(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    }, { once: true });
+  }
+  set.add(req);
+  req.once('close', () => set.delete(req));
+}
+
 /** Sends one request and reads the whole answer; rejects on a network error, a timeout or `signal`. */
 export function sendRequest(request: SignedRequest, agent: Agent, timeoutMs: number, signal?: AbortSignal): Promise<RawResponse> {
   const send = request.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  if (signal?.aborted) return Promise.reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
   return new Promise((resolve, reject) => {
     const req = send(
       request.url,
@@ -134,7 +156,6 @@ export function sendRequest(request: SignedRequest, agent: Agent, timeoutMs: num
         method: request.method,
         agent,
         headers: { ...request.headers, 'content-length': String(request.body.length) },
-        ...(signal ? { signal } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -143,6 +164,7 @@ export function sendRequest(request: SignedRequest, agent: Agent, timeoutMs: num
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
       },
     );
+    if (signal) track(signal, req);
     req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
     req.on('error', reject);
     req.end(request.body);

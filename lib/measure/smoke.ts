@@ -90,7 +90,8 @@ async function smokeOne(source: TargetModelSource, invoker: ModelInvoker, option
       mismatches = checkOutputs(config, decodeInferenceResponse(outcome.body, outcome.contentType), request.batch);
     } catch (err) {
       if (!(err instanceof MmeError)) throw err;
-      const failure = { cause: 'bad-response', code: err.code, message: `${targetModel} answered a body that cannot be decoded: ${err.message}` };
+      const message = `${targetModel} answered a body that cannot be decoded: ${err.message}`;
+      const failure = { cause: 'bad-response', code: err.code, message };
       return { ...partial, ok: false, failure };
     }
     if (mismatches.length > 0) return { ...partial, ok: false, mismatches };

@@ -96,7 +96,8 @@ export async function* readEndpointSources(
         yield { targetModel, ...(await scanArchive(body, url, signal)) };
       } catch (err) {
         if (!(err instanceof MmeError) || err.code === 'ABORTED') throw err;
-        yield { targetModel, failure: { cause: 'bad-archive', code: err.code, message: err.message }, config: {}, source: url, files: new Map() };
+        const failure = { cause: 'bad-archive', code: err.code, message: err.message };
+        yield { targetModel, failure, config: {}, source: url, files: new Map() };
       }
     }
   } finally {

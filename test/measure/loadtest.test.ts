@@ -146,6 +146,30 @@ describe('loadtest against the stand-in', () => {
     }
   });
 
+  it('gives up on answers still missing a moment after an interruption, and says how many', async () => {
+    const invoker: ModelInvoker = await endpointInvoker({ endpoint: 'mme' });
+    const abort = new AbortController();
+    standIn.stallUntil = Date.now() + 20_000;
+    setTimeout(() => abort.abort(), 400);
+    const started = Date.now();
+    try {
+      const result = await runLoadTest(invoker, {
+        targets: targetsOf(['m00.tar.gz']),
+        weights: [1],
+        mode: { kind: 'open', rate: 50 },
+        durationSeconds: 30,
+        signal: abort.signal,
+        drainMs: 300,
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(result.interrupted).toBe(true);
+      expect(result.abandoned).toBe(result.sent);
+      expect(result.overall.requests).toBe(0);
+    } finally {
+      invoker.close();
+    }
+  });
+
   it('asks before sending more than 1,000 invocations, and sends nothing without an answer', async () => {
     const run = await runCli(['loadtest', '--endpoint', 'mme', '--rate', '100', '--duration', '60']);
     expect(run.code).toBe(2);
@@ -163,7 +187,8 @@ describe('loadtest against the stand-in', () => {
     expect(lines[0]).toBe('sequence,target_model,intended_ms,sent_ms,latency_ms,ok,cause,warmup');
     expect(lines).toHaveLength(21);
     expect(lines[1]).toMatch(/^0,"m00\.tar\.gz",[\d.]+,[\d.]+,[\d.]+,true,,false$/);
-    const again = await runCli(['loadtest', '--endpoint', 'mme', 'm00.tar.gz', '--concurrency', '2', '--requests', '5', '--csv', csv, '--yes']);
+    const again = await runCli(['loadtest', '--endpoint', 'mme', 'm00.tar.gz', '--concurrency', '2', '--requests', '5', '--csv', csv,
+      '--yes']);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('exists; choose another file name or add --force');
   });

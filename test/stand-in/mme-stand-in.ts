@@ -177,7 +177,12 @@ export class MmeStandIn {
         return send(res, 200, {
           EndpointConfigName: input.EndpointConfigName,
           ProductionVariants: [
-            { VariantName: 'AllTraffic', ModelName: `${this.endpointName}-model`, InstanceType: this.instanceType, InitialInstanceCount: 1 },
+            {
+              VariantName: 'AllTraffic',
+              ModelName: `${this.endpointName}-model`,
+              InstanceType: this.instanceType,
+              InitialInstanceCount: 1,
+            },
           ],
         }, json);
       case 'DescribeModel':
