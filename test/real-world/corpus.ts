@@ -58,7 +58,7 @@ export interface CorpusCase {
   readonly arranged?: string;
   /** Generated ONNX models: repository path → onnxModels key. */
   readonly onnx?: Record<string, string>;
-  /** Other generated model files (TensorFlow GraphDefs and SavedModels): repository path → modelFiles key. */
+  /** Other generated model files (TensorFlow GraphDefs and SavedModels, OpenVINO IRs): repository path → modelFiles key. */
   readonly modelFiles?: Record<string, string>;
   /** Also validated as a SageMaker MME archive (the authors deploy it on a multi-model endpoint). */
   readonly mme?: boolean;
