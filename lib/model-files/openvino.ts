@@ -36,16 +36,15 @@ export function readOpenVinoModel(source: ByteSource): OpenVinoReadResult {
   if (source.size === 0) return { ok: false, reason: 'is empty' };
   let text: string;
   try {
+    // The XML is the graph (the weights are in model.bin): read whole, in one buffer.
     const bytes = Buffer.allocUnsafe(source.size);
     let done = 0;
     while (done < source.size) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, source.size - done));
-      const n = source.read(chunk, chunk.length, done);
+      const n = source.read(done === 0 ? bytes : bytes.subarray(done), source.size - done, done);
       if (n <= 0) break;
-      chunk.copy(bytes, done, 0, n);
       done += n;
     }
-    text = bytes.subarray(0, done).toString('utf8');
+    text = bytes.toString('utf8', 0, done);
   } catch (err) {
     return { ok: false, reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
   }
@@ -129,13 +128,26 @@ function parseIr(text: string): OpenVinoReadResult {
   if (!net) return notIr(text.trimStart().startsWith('<') ? 'it has no <net> element' : 'it is not XML');
   const version = Number(attributes(net[1]!).get('version') ?? 0);
   if (!text.includes('</net>')) return notIr('it ends before </net> (cut short?)');
-  const layers = new Map<string, Layer>();
-  for (const m of text.matchAll(/<layer\b([^>]*?)(\/>|>([\s\S]*?)<\/layer>)/g)) {
-    const attrs = attributes(m[1]!);
-    const layer = { id: attrs.get('id') ?? '', name: attrs.get('name') ?? '', type: attrs.get('type') ?? '', body: m[3] ?? '' };
-    layers.set(layer.id, layer);
+  // Only the Parameters, the Results and the layers feeding Results are parsed: a big IR has tens of thousands of
+  // layers, and reading each one's attributes would cost more than the rest of validate.
+  const layerAt = (index: number, open: string): Layer => {
+    const attrs = attributes(open);
+    const selfClosing = open.endsWith('/');
+    const end = selfClosing ? index : text.indexOf('</layer>', index);
+    const body = selfClosing || end < 0 ? '' : text.slice(index, end);
+    return { id: attrs.get('id') ?? '', name: attrs.get('name') ?? '', type: attrs.get('type') ?? '', body };
+  };
+  const wanted: Layer[] = [];
+  let layerCount = 0;
+  for (const m of text.matchAll(/<layer\b([^>]*)>/g)) {
+    layerCount += 1;
+    if (/\btype\s*=\s*["'](Parameter|Result)["']/.test(m[1]!)) wanted.push(layerAt(m.index!, m[1]!));
   }
-  if (layers.size === 0) return notIr('it has no layers');
+  if (layerCount === 0) return notIr('it has no layers');
+  const layerById = (id: string): Layer | undefined => {
+    const m = new RegExp(`<layer\\b([^>]*\\bid\\s*=\\s*["']${id.replace(/\W/g, '')}["'][^>]*)>`).exec(text);
+    return m ? layerAt(m.index, m[1]!) : undefined;
+  };
   const section = (body: string, tag: 'input' | 'output') => new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(body)?.[1];
   const layout = (body: string) => {
     for (const m of body.matchAll(/<attribute\b([^>]*?)\/?>/g)) {
@@ -163,10 +175,14 @@ function parseIr(text: string): OpenVinoReadResult {
       ...(lay ? { layout: lay } : {}),
     };
   };
-  const edges = [...text.matchAll(/<edge\b([^>]*?)\/?>/g)].map((m) => attributes(m[1]!));
+  const resultIds = new Set(wanted.filter((l) => l.type === 'Result').map((l) => l.id));
+  const edges = [...text.matchAll(/<edge\b([^>]*?)\/?>/g)]
+    .filter((m) => /\bto-layer\s*=\s*["']([^"']*)["']/.exec(m[1]!)?.[1] !== undefined)
+    .map((m) => attributes(m[1]!))
+    .filter((e) => resultIds.has(e.get('to-layer') ?? ''));
   const inputs: OpenVinoTensor[] = [];
   const outputs: OpenVinoTensor[] = [];
-  for (const layer of layers.values()) {
+  for (const layer of wanted) {
     if (layer.type === 'Parameter') {
       const port = ports(section(layer.body, 'output'))[0];
       const data = /<data\b([^>]*?)\/?>/.exec(layer.body);
@@ -176,7 +192,7 @@ function parseIr(text: string): OpenVinoReadResult {
       // A Result's tensor is the one its input edge comes from: the names are on the producing layer's port.
       const own = ports(section(layer.body, 'input'))[0];
       const edge = edges.find((e) => e.get('to-layer') === layer.id);
-      const producer = edge ? layers.get(edge.get('from-layer') ?? '') : undefined;
+      const producer = edge ? layerById(edge.get('from-layer') ?? '') : undefined;
       const from = producer ? ports(section(producer.body, 'output')).find((p) => p.id === edge!.get('from-port')) : undefined;
       const names = [...new Set([...(from?.names ?? []), ...(own?.names ?? [])])];
       const port = { id: '0', precision: own?.precision || from?.precision || '', names, dims: own?.dims ?? from?.dims ?? [] };

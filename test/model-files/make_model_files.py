@@ -2,9 +2,9 @@
 
 Reads {"<output path>": <spec>} as JSON on stdin; a spec's "format" says what to write:
 
-  graphdef    {"nodes": [[name, op], ...], "constBytes": n}: a GraphDef (TensorFlow's field numbers, via
-              tensorflow_subset.proto compiled by protoc); with constBytes, a Const node holding that many bytes of
-              weights comes first, as in a frozen graph
+  graphdef    {"nodes": [[name, op], ...], "constBytes": n, "consts": k}: a GraphDef (TensorFlow's field numbers,
+              via tensorflow_subset.proto compiled by protoc); with constBytes, k Const nodes (default 1) holding that
+              many bytes of weights in all come first, as in a frozen graph
   savedmodel  {"metaGraphs": [{"tags": [...], "signatures": {key: {"inputs": [[key, tensor, dtype, dims]],
               "outputs": [...]}}}], "graphBytes": n}: a saved_model.pb; dims null is an unknown rank, -1 an unknown
               dimension; graphBytes puts a graph with that many bytes of constants in each meta graph
@@ -40,9 +40,9 @@ def shape(proto, dims):
         proto.dim.add().size = d
 
 
-def const_node(graph, tf, size):
+def const_node(graph, tf, size, name="weights"):
     node = graph.node.add()
-    node.name = "weights"
+    node.name = name
     node.op = "Const"
     tensor = node.attr["value"].tensor
     tensor.dtype = tf.DT_FLOAT
@@ -53,8 +53,9 @@ def const_node(graph, tf, size):
 def graphdef(tf, spec):
     graph = tf.GraphDef()
     graph.versions.producer = 27
-    if spec.get("constBytes"):
-        const_node(graph, tf, spec["constBytes"])
+    consts = spec.get("consts", 1)
+    for i in range(consts if spec.get("constBytes") else 0):
+        const_node(graph, tf, spec["constBytes"] // consts, "weights" if consts == 1 else f"weights_{i}")
     for name, op in spec["nodes"]:
         node = graph.node.add()
         node.name = name

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 export type TfTensorSpec = readonly [string, string, string, readonly number[] | null];
 
 export type ModelFileSpec =
-  | { readonly format: 'graphdef'; readonly nodes: readonly (readonly [string, string])[]; readonly constBytes?: number }
+  | {
+      readonly format: 'graphdef';
+      readonly nodes: readonly (readonly [string, string])[];
+      /** Bytes of weights in Const nodes before the nodes, split over `consts` nodes (default 1). */
+      readonly constBytes?: number;
+      readonly consts?: number;
+    }
   | {
       readonly format: 'savedmodel';
       readonly metaGraphs: readonly {
