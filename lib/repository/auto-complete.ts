@@ -1,6 +1,7 @@
 // The configs Triton's backends would complete at load, where that can be done offline: onnxruntime from the model's
 // model.onnx (onnx-rules.ts), tensorflow from a SavedModel's signature (tensorflow-rules.ts, which also checks a
-// GraphDef's node names) and, when asked for, python models' auto_complete_config run in a subprocess
+// GraphDef's node names), openvino from model.xml (openvino-rules.ts) and, when asked for, python models'
+// auto_complete_config run in a subprocess
 // (python-auto-complete.ts). The ensemble rules then see the tensors Triton will see.
 
 import { join } from 'node:path';
@@ -21,10 +22,11 @@ export interface Completion {
 export interface ModelFileCheckers {
   readonly onnx?: typeof checkOnnxModel;
   readonly tensorflow?: typeof import('./tensorflow-rules');
+  readonly openvino?: typeof import('./openvino-rules').checkOpenVinoModel;
 }
 
 /**
- * The completer for models whose backend reads the model file (onnxruntime, tensorflow), loaded only when the
+ * The completer for models whose backend reads the model file (onnxruntime, tensorflow, openvino), loaded only when the
  * repository has one: `validate` starts in a few tens of milliseconds, and most repositories need no model reader.
  */
 export async function modelFileCompleter(models: readonly LoadedModel[]): Promise<(model: LoadedModel) => Completion | undefined> {
@@ -32,8 +34,9 @@ export async function modelFileCompleter(models: readonly LoadedModel[]): Promis
   const checkers: ModelFileCheckers = {
     ...(has('onnxruntime') ? { onnx: (await import('./onnx-rules')).checkOnnxModel } : {}),
     ...(has('tensorflow') ? { tensorflow: await import('./tensorflow-rules') } : {}),
+    ...(has('openvino') ? { openvino: (await import('./openvino-rules')).checkOpenVinoModel } : {}),
   };
-  if (!checkers.onnx && !checkers.tensorflow) return () => undefined;
+  if (!checkers.onnx && !checkers.tensorflow && !checkers.openvino) return () => undefined;
   return (model) => completeFromModelFile(model, checkers);
 }
 
@@ -41,6 +44,7 @@ export async function modelFileCompleter(models: readonly LoadedModel[]): Promis
 export function completeFromModelFile(model: LoadedModel, checkers: ModelFileCheckers): Completion | undefined {
   if (!model.parsed) return undefined;
   if (model.backend === 'onnxruntime' && checkers.onnx) return asCompletion(checkers.onnx(model));
+  if (model.backend === 'openvino' && checkers.openvino) return asCompletion(checkers.openvino(model));
   if (model.backend === 'tensorflow' && checkers.tensorflow) {
     // A GraphDef names its tensors only: the backend completes nothing (src/tensorflow.cc:1725-1726), it checks names.
     if (model.platform === 'tensorflow_graphdef') return { diagnostics: checkers.tensorflow.checkGraphDefModel(model) };

@@ -365,6 +365,13 @@ class SavedModelChecker {
     this.r.error(code, message, at, this.file);
   }
 
+  /** Where a tensor of the completed config is written in config.pbtxt (completion copies the entries it fills). */
+  private pos(io: ModelInputConfig | ModelOutputConfig, kind: 'input' | 'output', field: string): SourcePosition | undefined {
+    const written = (this.r.model.config[kind] ?? []) as readonly (ModelInputConfig | ModelOutputConfig)[];
+    const original = written.includes(io) ? io : written.find((w) => w.name === io.name);
+    return this.r.at(original, field) ?? this.r.at(original, 'name') ?? this.r.at(this.r.model.config, kind);
+  }
+
   run(): ModelConfig | undefined {
     const config = this.complete();
     if (config) this.validate(config);
@@ -574,7 +581,7 @@ class SavedModelChecker {
         'tensorflow-unknown-input',
         `unexpected inference input '${io.name}', allowed inputs are: ${sortedNames(byKey.keys())}. ` +
           `(The inputs of signature '${sig.key}' of ${this.file}.)`,
-        this.r.at(io, 'name'),
+        this.pos(io, 'input', 'name'),
       );
     }
     if (unknown) return;
@@ -591,7 +598,7 @@ class SavedModelChecker {
       const tensor = byKey.get(io.name ?? '');
       if (!tensor) continue;
       const dims = io.reshape ? (io.reshape.shape ?? []) : (io.dims ?? []);
-      const at = this.r.at(io, io.reshape ? 'reshape' : 'dims') ?? this.r.at(io, 'name');
+      const at = this.pos(io, 'input', io.reshape ? 'reshape' : 'dims');
       if (tensor.dims.length !== 0) {
         if (io.allow_ragged_batch) {
           if (tensor.dims.length !== 1 || tensor.dims[0] !== -1) {
@@ -599,7 +606,7 @@ class SavedModelChecker {
               'tensorflow-ragged-input',
               `unable to load model '${this.name}', configuration expects model provides input with shape [-1]  ` +
                 `for ragged input '${io.name}', model provides ${shape(tensor.dims)}`,
-              this.r.at(io, 'allow_ragged_batch'),
+              this.pos(io, 'input', 'allow_ragged_batch'),
             );
             continue;
           }
@@ -611,7 +618,7 @@ class SavedModelChecker {
           }
         }
       }
-      this.sameType(io, tensor, 'input');
+      this.sameType(io, tensor, 'input', this.pos(io, 'input', 'data_type'));
     }
     const outputs = new Map(sig.outputs.map((io) => [io.key, io]));
     const batchOutputs = new Set((config.batch_output ?? []).flatMap((b) => b.target_name ?? []));
@@ -623,7 +630,7 @@ class SavedModelChecker {
           'tensorflow-unknown-output',
           `unexpected inference output '${io.name}', allowed outputs are: ${sortedNames(outputs.keys())}. ` +
             `(The outputs of signature '${sig.key}' of ${this.file}.)`,
-          this.r.at(io, 'name'),
+          this.pos(io, 'output', 'name'),
         );
         return;
       }
@@ -631,15 +638,20 @@ class SavedModelChecker {
       if (tensor.dims.length !== 0 && !batchOutputs.has(io.name!)) {
         const dimsError = compareDims(this.name, io.name!, tensor.dims, dims, mbs > 0, true);
         if (dimsError) {
-          this.error('tensorflow-dims', dimsError, this.r.at(io, io.reshape ? 'reshape' : 'dims') ?? this.r.at(io, 'name'));
+          this.error('tensorflow-dims', dimsError, this.pos(io, 'output', io.reshape ? 'reshape' : 'dims'));
           continue;
         }
       }
-      this.sameType(io, tensor, 'output');
+      this.sameType(io, tensor, 'output', this.pos(io, 'output', 'data_type'));
     }
   }
 
-  private sameType(io: ModelInputConfig | ModelOutputConfig, tensor: TfTensorInfo, kind: 'input' | 'output'): void {
+  private sameType(
+    io: ModelInputConfig | ModelOutputConfig,
+    tensor: TfTensorInfo,
+    kind: 'input' | 'output',
+    at: SourcePosition | undefined,
+  ): void {
     const configType = io.data_type ?? 'TYPE_INVALID';
     // CompareDataType (tensorflow_utils.cc:165-174): a type the backend does not know never matches.
     if (tfKnowsType(configType) && CONFIG_TYPES[tensor.dtype] === configType) return;
@@ -647,7 +659,7 @@ class SavedModelChecker {
       `tensorflow-${kind}-data-type`,
       `unable to load model '${this.name}', configuration expects datatype ${configType} for ${kind} '${io.name}', ` +
         `model provides ${providedType(tensor.dtype)}`,
-      this.r.at(io, 'data_type') ?? this.r.at(io, 'name'),
+      at,
     );
   }
 }

@@ -1,5 +1,5 @@
 // Writes model files for tests through make_model_files.py (python3 with protobuf, and protoc): TensorFlow GraphDefs
-// and SavedModels today. The readers are tested against files another protobuf implementation wrote.
+// and SavedModels, and OpenVINO IRs. The readers are tested against files another protobuf implementation wrote.
 
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -8,7 +8,13 @@ import { join } from 'node:path';
 export type TfTensorSpec = readonly [string, string, string, readonly number[] | null];
 
 export type ModelFileSpec =
-  | { readonly format: 'graphdef'; readonly nodes: readonly (readonly [string, string])[]; readonly constBytes?: number }
+  | {
+      readonly format: 'graphdef';
+      readonly nodes: readonly (readonly [string, string])[];
+      /** Bytes of weights in Const nodes before the nodes, split over `consts` nodes (default 1). */
+      readonly constBytes?: number;
+      readonly consts?: number;
+    }
   | {
       readonly format: 'savedmodel';
       readonly metaGraphs: readonly {
@@ -16,6 +22,14 @@ export type ModelFileSpec =
         readonly signatures: Readonly<Record<string, { inputs: readonly TfTensorSpec[]; outputs: readonly TfTensorSpec[] }>>;
       }[];
       readonly graphBytes?: number;
+    }
+  | {
+      readonly format: 'openvino';
+      /** [names (comma-separated, '' for none), precision (FP32, I64, ...), dims (-1 dynamic; null a dynamic rank), layout] */
+      readonly inputs: readonly (readonly [string, string, readonly number[] | null, string?])[];
+      readonly outputs: readonly (readonly [string, string, readonly number[], string?])[];
+      /** Const layers to add (a big graph). */
+      readonly layers?: number;
     };
 
 let found: string | null | undefined;

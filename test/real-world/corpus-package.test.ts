@@ -56,7 +56,7 @@ describe('real-world MME archives, packaged and staged as local load stages them
   });
 
   describe.each(cases)('%s', (name, c, path) => {
-    const needsOnnx = Object.keys(c.onnx ?? {}).length > 0;
+    const needsOnnx = Object.keys({ ...c.onnx, ...c.modelFiles }).length > 0;
     (needsOnnx && !python ? itWithOnnx : it)('packs, reads back with GNU tar, and stages with no error', async () => {
       const repo = join(materialize(c, onnxDir), path);
       const targetModel = `${c.id.replace(/[^A-Za-z0-9-]+/g, '-')}.tar.gz`;

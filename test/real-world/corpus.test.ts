@@ -89,7 +89,7 @@ describe('real-world corpus', () => {
       : expected.exit === 1
         ? `Triton rejects it: exit 1 with "${(c.triton.message ?? '').slice(0, 60)}..."`
         : `Triton rejects it for a reason the files cannot show: exit 0 (${expected.undecidable})`;
-    const needsOnnx = Object.keys(c.onnx ?? {}).length > 0;
+    const needsOnnx = Object.keys({ ...c.onnx, ...c.modelFiles }).length > 0;
     const run = needsOnnx && !python ? itWithOnnx : pending(c as { pending?: string }) ? it.failing : it;
     run(title, async () => {
       await check(materialize(c, onnxDir), targetsOf(c), expected);
@@ -217,5 +217,10 @@ describe('the corpus itself', () => {
   it('generates each ONNX model it names', () => {
     for (const c of corpus.cases) for (const key of Object.values(c.onnx ?? {})) expect(corpus.onnxModels[key]).toBeDefined();
     expect(readFileSync(join(CORPUS_DIR, 'make_onnx.py'), 'utf8')).toContain('check_model');
+  });
+
+  it('generates each other model file it names, and says where its interface comes from', () => {
+    for (const c of corpus.cases) for (const key of Object.values(c.modelFiles ?? {})) expect(corpus.modelFiles[key]).toBeDefined();
+    for (const spec of Object.values(corpus.modelFiles)) expect(spec.from).toMatch(/\S/);
   });
 });

@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pythonWith } from '../tools';
+import { writeModelFiles, type ModelFileSpec } from '../model-files/model-file-writer';
 
 export const CORPUS_DIR = __dirname;
 
@@ -58,6 +59,8 @@ export interface CorpusCase {
   readonly arranged?: string;
   /** Generated ONNX models: repository path → onnxModels key. */
   readonly onnx?: Record<string, string>;
+  /** Other generated model files (TensorFlow GraphDefs and SavedModels, OpenVINO IRs): repository path → modelFiles key. */
+  readonly modelFiles?: Record<string, string>;
   /** Also validated as a SageMaker MME archive (the authors deploy it on a multi-model endpoint). */
   readonly mme?: boolean;
   readonly triton: TritonVerdict;
@@ -123,6 +126,8 @@ export interface PythonModels {
 export interface Corpus {
   readonly sources: Record<string, { repo: string; commit: string; licence: string; note?: string }>;
   readonly onnxModels: Record<string, OnnxSpec>;
+  /** Model files written by test/model-files/make_model_files.py, with the interface of the upstream file (`from`). */
+  readonly modelFiles: Record<string, ModelFileSpec & { readonly from: string }>;
   readonly pythonModels: PythonModels;
   readonly cases: CorpusCase[];
   readonly mistakes: SeededMistake[];
@@ -225,7 +230,8 @@ export function onnxPython(): string | undefined {
 }
 
 /**
- * Writes every ONNX model the corpus names into `dir` (one file per spec, `<key>.onnx`) in one python process.
+ * Writes every ONNX model the corpus names into `dir` (one file per spec, `<key>.onnx`) in one python process, and
+ * every other model file (`<key>.model`) in another.
  * Returns the directory.
  */
 export function generateOnnxModels(corpus: Corpus, dir: string, python: string): string {
@@ -233,6 +239,9 @@ export function generateOnnxModels(corpus: Corpus, dir: string, python: string):
   for (const [key, spec] of Object.entries(corpus.onnxModels)) jobs[join(dir, `${key}.onnx`)] = spec;
   const run = spawnSync(python, [join(CORPUS_DIR, 'make_onnx.py')], { input: JSON.stringify(jobs), encoding: 'utf8', timeout: 120_000 });
   if (run.status !== 0) throw new Error(`make_onnx.py failed: ${run.stderr}`);
+  // The other model files (`<key>.model`), written by protobuf from the same python.
+  const files = Object.fromEntries(Object.entries(corpus.modelFiles).map(([key, spec]) => [join(dir, `${key}.model`), spec]));
+  if (Object.keys(files).length > 0) writeModelFiles(files, python);
   return dir;
 }
 
@@ -250,6 +259,10 @@ export function materialize(c: CorpusCase, onnxDir: string | undefined, edits: r
     for (const [path, key] of Object.entries(c.onnx ?? {})) {
       mkdirSync(dirname(join(root, path)), { recursive: true });
       cpSync(join(onnxDir, `${key}.onnx`), join(root, path));
+    }
+    for (const [path, key] of Object.entries(c.modelFiles ?? {})) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      cpSync(join(onnxDir, `${key}.model`), join(root, path));
     }
   }
   for (const [path, text] of Object.entries(c.standIns ?? {})) writeFileSync(join(root, path), text);
