@@ -88,6 +88,11 @@ export interface ExtractOptions {
   readonly links?: 'inside';
   /** Stops the extraction (ABORTED); what was extracted stays, as on any error. @default - no way to stop it */
   readonly signal?: AbortSignal;
+  /**
+   * Refuse (INVALID, naming a few) an archive with more top-level names than this, as soon as one more appears:
+   * before extracting, and checking, a hundred thousand directories. @default - no limit
+   */
+  readonly maxTopLevel?: number;
 }
 
 /**
@@ -107,8 +112,17 @@ export async function extractTarGz(archive: string, destDir: string, options: Ex
   const directories = new Directories(root);
   const extracted: string[] = [];
   const verdict = new ExtractionVerdict(options.links);
+  const topLevel = new Set<string>();
   await readTarGz(archive, async (entry, content) => {
     const action = verdict.check(entry);
+    if (options.maxTopLevel !== undefined) {
+      topLevel.add(entry.path.split('/')[0]!);
+      if (topLevel.size > options.maxTopLevel) {
+        const few = [...topLevel].slice(0, 5).map((name) => JSON.stringify(name)).join(', ');
+        throw new MmeError('INVALID', `the archive holds more than ${options.maxTopLevel} top-level entries (${few}, ...); ` +
+          'a TargetModel archive holds an ensemble and the models it composes. Stopped before extracting the rest.');
+      }
+    }
     if (action === 'symlink') {
       // Made last, once every file is written, so nothing is ever written through one.
     } else if (action === 'hardlink') {

@@ -45,6 +45,8 @@ export const HOSTILE_ARCHIVES = {
   'device': () => gzipSync(tarOf(...base(), member({ name: 'm/1/tty', typeflag: '3' }))),
   /** A file 10,000 directories deep (a PAX path): extraction used to overflow the stack. */
   'deep-path': () => gzipSync(tarOf(...base(), paxMember({ path: `m/1/${'d/'.repeat(10_000)}f` }), member({ name: 'f', size: 1 }, 'x'))),
+  /** 100,000 top-level directories: `local load` spent minutes on them, then printed every name on one line. */
+  'many-top-level': () => gzipSync(tarOf(...Array.from({ length: 100_000 }, (_, i) => directoryMember(`d${i}`)))),
 } as const;
 
 export type HostileArchive = keyof typeof HOSTILE_ARCHIVES;
