@@ -7,7 +7,7 @@ export { archivePathProblem } from './entry-names';
 export { excludedPathReason, excludedReason } from './exclusions';
 export { createTarGzStream } from './tar-gz';
 export type { TarGzOptions } from './tar-gz';
-export { extractTarGz, readTarGz, unsafeEntryReason } from './tar-reader';
+export { ExtractionVerdict, extractTarGz, readTarGz, unsafeEntryReason } from './tar-reader';
 export type { TarEntry, TarEntryHandler, TarEntryType } from './tar-reader';
 export { writeStreamAtomically } from './write-file';
 export type { WriteOptions, WrittenFile } from './write-file';

@@ -88,6 +88,11 @@ export interface ExtractOptions {
   readonly links?: 'inside';
   /** Stops the extraction (ABORTED); what was extracted stays, as on any error. @default - no way to stop it */
   readonly signal?: AbortSignal;
+  /**
+   * Refuse (INVALID, naming a few) an archive with more top-level names than this, as soon as one more appears:
+   * before extracting, and checking, a hundred thousand directories. @default - no limit
+   */
+  readonly maxTopLevel?: number;
 }
 
 /**
@@ -106,47 +111,88 @@ export async function extractTarGz(archive: string, destDir: string, options: Ex
   });
   const directories = new Directories(root);
   const extracted: string[] = [];
-  const symlinks = new Map<string, string>();
-  const files = new Set<string>();
+  const verdict = new ExtractionVerdict(options.links);
+  const topLevel = new Set<string>();
   await readTarGz(archive, async (entry, content) => {
-    const isLink = entry.type === 'symlink' || entry.typeflag === '1';
-    if (options.links === 'inside' && isLink) {
-      const refusal =
-        unsafeEntryReason({ ...entry, type: 'file' }) ??
-        (entry.type === 'symlink' ? undefined : hardLinkTargetReason(entry.linkName ?? '', files));
-      if (refusal) throw unsafeEntry(entry.path, refusal);
-      if (entry.type === 'symlink') {
-        symlinks.set(entry.path, entry.linkName ?? '');
-      } else {
-        await directories.make(posix.dirname(entry.path));
-        const existing = join(root, (entry.linkName ?? '').replace(/^(\.\/)+/, ''));
-        await createReplacing(root, entry.path, (target) => link(existing, target));
-        files.add(entry.path);
+    const action = verdict.check(entry);
+    if (options.maxTopLevel !== undefined) {
+      topLevel.add(entry.path.split('/')[0]!);
+      if (topLevel.size > options.maxTopLevel) {
+        const few = [...topLevel].slice(0, 5).map((name) => JSON.stringify(name)).join(', ');
+        throw new MmeError('INVALID', `the archive holds more than ${options.maxTopLevel} top-level entries (${few}, ...); ` +
+          'a TargetModel archive holds an ensemble and the models it composes. Stopped before extracting the rest.');
       }
-      extracted.push(entry.path);
-      return;
     }
-    const refusal = unsafeEntryReason(entry);
-    if (refusal) throw unsafeEntry(entry.path, refusal);
-    if (entry.type === 'directory') {
+    if (action === 'symlink') {
+      // Made last, once every file is written, so nothing is ever written through one.
+    } else if (action === 'hardlink') {
+      await directories.make(posix.dirname(entry.path));
+      const existing = join(root, (entry.linkName ?? '').replace(/^(\.\/)+/, ''));
+      await createReplacing(root, entry.path, (target) => link(existing, target));
+    } else if (entry.type === 'directory') {
       await directories.make(entry.path);
     } else {
       await directories.make(posix.dirname(entry.path));
       await writeEntryFile(root, entry, content);
-      files.add(entry.path);
     }
     extracted.push(entry.path);
   }, options.signal ? { signal: options.signal } : {});
-  // Symbolic links last, once every file is written, so nothing is ever written through one.
-  for (const [path, target] of symlinks) {
-    const escape = linkEscapeReason(path, target, symlinks);
-    if (escape) throw unsafeEntry(path, `is a symbolic link that ${escape}`);
-  }
-  for (const [path, target] of symlinks) {
+  for (const [path, target] of verdict.finish()) {
     await directories.make(posix.dirname(path));
     await createReplacing(root, path, (absolute) => symlink(target, absolute));
   }
   return extracted;
+}
+
+/**
+ * The one verdict on an archive's entries, as `extractTarGz` applies it and as `plan` and push's checks read an
+ * archive without extracting it: `check` each entry in archive order (it throws TAR_UNSAFE_ENTRY, naming the entry,
+ * for one that must not be extracted), then `finish` (it throws for a symbolic link that leads out, once all are
+ * known). With `links: 'inside'` links that stay inside are allowed, as for `local load`; otherwise every link is
+ * refused.
+ */
+export class ExtractionVerdict {
+  private readonly symlinks = new Map<string, string>();
+  private readonly files = new Set<string>();
+
+  constructor(private readonly links?: 'inside') {}
+
+  /** What extracting `entry` makes, or a TAR_UNSAFE_ENTRY error when it must not be extracted. */
+  check(entry: TarEntry): 'entry' | 'symlink' | 'hardlink' {
+    const isLink = entry.type === 'symlink' || entry.typeflag === '1';
+    if (this.links === 'inside' && isLink) {
+      const refusal =
+        unsafeEntryReason({ ...entry, type: 'file' }) ??
+        (entry.type === 'symlink' ? undefined : hardLinkTargetReason(entry.linkName ?? '', this.files));
+      if (refusal) throw unsafeEntry(entry.path, refusal);
+      // Map order is creation order: a link given again moves to the end, after what came in between.
+      this.symlinks.delete(entry.path);
+      if (entry.type === 'symlink') {
+        this.symlinks.set(entry.path, entry.linkName ?? '');
+        return 'symlink';
+      }
+      this.files.add(entry.path);
+      return 'hardlink';
+    }
+    const refusal = unsafeEntryReason(entry);
+    if (refusal) throw unsafeEntry(entry.path, refusal);
+    // A later entry of the same name replaces a link, as in GNU tar (the last one wins): SageMaker would serve this
+    // file, not what the link pointed to. Except a link whose target has a ".." segment: GNU tar makes it last, over
+    // whatever came later of that name (src/extract.c create_placeholder_file, apply_delayed_links; checked against
+    // GNU tar 1.34 in test/hostile/tar-agreement.test.ts).
+    if (!posix.normalize(this.symlinks.get(entry.path) ?? '').split('/').includes('..')) this.symlinks.delete(entry.path);
+    if (entry.type !== 'directory') this.files.add(entry.path);
+    return 'entry';
+  }
+
+  /** After the last entry: the symbolic links to make, in order; throws for one that leads out. */
+  finish(): ReadonlyMap<string, string> {
+    for (const [path, target] of this.symlinks) {
+      const escape = linkEscapeReason(path, target, this.symlinks);
+      if (escape) throw unsafeEntry(path, `is a symbolic link that ${escape}`);
+    }
+    return this.symlinks;
+  }
 }
 
 function unsafeEntry(path: string, refusal: string): MmeError {
@@ -222,6 +268,8 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
     }
     switch (header.typeflag) {
       case 'x':
+      // 'X': the extended header of POSIX.1-2001 drafts (Solaris tar), which GNU tar and bsdtar apply like 'x'.
+      case 'X':
         applyPax(pending, parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK), offset);
         pending.from ??= offset;
         continue;
@@ -294,9 +342,29 @@ function applyPax(pending: Overrides, records: PaxRecords, offset: number): void
       }
       pending.size = size;
     } else if (key.startsWith('GNU.sparse.')) {
+      const problem = sparseRecordProblem(key, value);
+      if (problem) {
+        // GNU tar: "Malformed extended header: invalid GNU.sparse.major=x", and exit status 2 (src/xheader.c).
+        throw invalidArchive(`not a valid tar archive: malformed extended header at byte ${offset}: ${problem}`);
+      }
       pending.sparse = true;
     }
   }
+}
+
+/** The numeric GNU.sparse.* records GNU tar reads (src/xheader.c sparse_*_decoder), and what is wrong with one. */
+const SPARSE_NUMBERS = new Set(['major', 'minor', 'size', 'realsize', 'numblocks', 'offset', 'numbytes']);
+
+function sparseRecordProblem(key: string, value: string): string | undefined {
+  const name = key.slice('GNU.sparse.'.length);
+  const shown = `${key}=${JSON.stringify(value)}`;
+  if (SPARSE_NUMBERS.has(name) && !/^\d{1,15}$/.test(value)) return `invalid ${shown}`;
+  if (name === 'map') {
+    const parts = value.split(',');
+    if (!parts.every((p) => /^\d{1,15}$/.test(p))) return `invalid ${shown}`;
+    if (parts.length % 2 !== 0) return `an odd number of values in ${shown} (offset,size pairs)`;
+  }
+  return undefined;
 }
 
 function entryType(typeflag: string, rawPath: string): TarEntryType {
@@ -334,9 +402,14 @@ class Directories {
 
   constructor(private readonly root: string) {}
 
+  /** Makes `relative` and every directory above it, top down, without recursion (a path may be very deep). */
   async make(relative: string): Promise<void> {
-    if (this.known.has(relative)) return;
-    await this.make(posix.dirname(relative));
+    const missing: string[] = [];
+    for (let dir = relative; !this.known.has(dir); dir = posix.dirname(dir)) missing.push(dir);
+    for (let i = missing.length - 1; i >= 0; i--) await this.makeOne(missing[i]!);
+  }
+
+  private async makeOne(relative: string): Promise<void> {
     const absolute = join(this.root, relative);
     try {
       await mkdir(absolute);
@@ -558,12 +631,26 @@ async function* decodedChunks(input: Readable, file: string | undefined): AsyncG
       if (next.done) break;
       head = Buffer.concat([head, next.value]);
     }
+    // Where the last byte that is not zero lies, for the check after the last gzip member below; scanned from each
+    // chunk's end, so it costs a byte or two per chunk of real data.
+    let total = 0;
+    let lastNonZero = -1;
     const raw = async function* (): AsyncGenerator<Buffer> {
-      if (head.length > 0) yield head;
+      let chunk: Buffer = head;
       for (;;) {
+        if (chunk.length > 0) {
+          for (let i = chunk.length - 1; i >= 0; i--) {
+            if (chunk[i] !== 0) {
+              lastNonZero = total + i;
+              break;
+            }
+          }
+          total += chunk.length;
+          yield chunk;
+        }
         const next = await iterator.next();
         if (next.done) return;
-        yield next.value;
+        chunk = next.value;
       }
     };
     if (head[0] !== 0x1f || head[1] !== 0x8b) {
@@ -580,9 +667,22 @@ async function* decodedChunks(input: Readable, file: string | undefined): AsyncG
     // chunks take 0.7 s CPU instead of 1.1 s, but raise the CLI's peak RSS from 73 to 83 MB (more garbage between
     // collections), and 64 KiB to 90 MB; memory wins here.
     const gunzip = createGunzip();
-    // Errors on either side destroy `gunzip`, which rejects the iteration below; the promise itself is not needed.
-    pipeline(Readable.from(raw(), { objectMode: false }), gunzip).catch(() => undefined);
+    // Errors on either side destroy `gunzip`, which rejects the iteration below; once that ends, the pipeline is
+    // awaited too, for what came after the last member.
+    const piped = pipeline(Readable.from(raw(), { objectMode: false }), gunzip);
+    piped.catch(() => undefined);
     for await (const chunk of gunzip) yield chunk as Buffer;
+    // Node's gunzip stops at a zero byte after a member and ignores the rest, garbage or a damaged member included;
+    // gzip(1) accepts only zeros there ("trailing garbage ignored", status 2), so GNU tar, and SageMaker's
+    // extraction, fail (gzip/unzip.c:209-219; tar: "Child returned status 2"). bytesWritten counts what inflate took.
+    // The pipeline's own error then (a write after gunzip ended, "incorrect header check") says no more than this.
+    await piped.catch(() => undefined);
+    if (lastNonZero >= gunzip.bytesWritten) {
+      throw invalidArchive(
+        `not a valid gzip stream: data that is not zeros follows the last gzip member, at byte ${gunzip.bytesWritten} of ` +
+          'the file (gzip -t: "trailing garbage ignored", which makes GNU tar fail)',
+      );
+    }
   } catch (err) {
     throw sourceError(err, file);
   }

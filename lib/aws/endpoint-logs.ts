@@ -46,6 +46,12 @@ export interface EndpointLogOptions {
   /** For messages. @default the client's region */
   readonly region?: string;
   readonly profile?: string;
+  /**
+   * Bounds of one read of the window (and of each poll of a follow): FilterLogEvents pages and wall time, past which
+   * the read fails (AWS_FAILED) rather than page on while the service hands out next-page tokens.
+   * @default 2000 pages, 10 minutes
+   */
+  readonly limits?: { readonly pages?: number; readonly milliseconds?: number };
 }
 
 export interface FollowOptions extends EndpointLogOptions {
@@ -146,7 +152,20 @@ async function* logPages(client: CloudWatchLogsClient, query: EndpointLogQuery, 
     ...(query.filterPattern ? { filterPattern: query.filterPattern } : {}),
   };
   let nextToken: string | undefined;
+  // FilterLogEvents may answer a page with no events and a next token while it searches: a busy hour is some hundred
+  // pages; a service that never stops (or repeats a token) must not keep a CI job running for ever.
+  const maxPages = options.limits?.pages ?? 2000;
+  const maxMs = options.limits?.milliseconds ?? 10 * 60_000;
+  const started = Date.now();
+  const tokens = new Set<string>();
+  let pages = 0;
   do {
+    pages += 1;
+    const seconds = Math.round((Date.now() - started) / 1000);
+    if (pages > maxPages || Date.now() - started > maxMs) {
+      throw new MmeError('AWS_FAILED', `CloudWatch Logs was still handing out pages of ${endpointLogGroup(query.endpointName)} ` +
+        `after ${pages - 1} pages and ${seconds} s; stopped. Read a shorter window (--since), or one --variant or --target-model.`);
+    }
     let page: FilterLogEventsCommandOutput;
     try {
       page = await client.send(
@@ -163,6 +182,11 @@ async function* logPages(client: CloudWatchLogsClient, query: EndpointLogQuery, 
       ...(e.eventId !== undefined ? { eventId: e.eventId } : {}),
     }));
     nextToken = page.nextToken;
+    if (nextToken !== undefined && tokens.has(nextToken)) {
+      throw new MmeError('AWS_FAILED', `CloudWatch Logs answered a next-page token it had already given, for ` +
+        `${endpointLogGroup(query.endpointName)} (page ${pages}); stopped reading rather than loop. Run the command again.`);
+    }
+    if (nextToken !== undefined) tokens.add(nextToken);
   } while (nextToken);
 }
 

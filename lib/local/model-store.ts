@@ -108,7 +108,9 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   let entries: string[];
   let checked: { diagnostics: Diagnostic[]; tensorrtPlans: string[] };
   try {
-    entries = await extractTarGz(archivePath, join(staging, 'model'), { links: 'inside', ...(signal ? { signal } : {}) });
+    // SageMaker's loader scans every top-level directory as a model: thousands are no model archive.
+    const bounds = { links: 'inside' as const, maxTopLevel: MAX_TOP_LEVEL_ENTRIES };
+    entries = await extractTarGz(archivePath, join(staging, 'model'), { ...bounds, ...(signal ? { signal } : {}) });
     checked = await checkExtracted(join(staging, 'model'), targetModel);
     if (hasErrors(checked.diagnostics)) {
       await rm(staging, { recursive: true, force: true });
@@ -142,6 +144,9 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   };
   return { diagnostics: checked.diagnostics, staged };
 }
+
+/** Top-level entries an archive may hold before `local load` refuses it without extracting the rest. */
+const MAX_TOP_LEVEL_ENTRIES = 1000;
 
 /**
  * Throws NOT_FOUND or UNREADABLE unless `path` is a regular file this user may read: checked before anything else

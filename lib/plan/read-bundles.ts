@@ -6,7 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { excludedReason } from '../archive/exclusions';
-import { readTarGz } from '../archive/tar-reader';
+import { ExtractionVerdict, readTarGz } from '../archive/tar-reader';
 import type { ModelConfig } from '../config/model-config-schema';
 import { MAX_CONFIG_BYTES, parseModelConfig } from '../config/parse';
 import { diagnostic, type Diagnostic } from '../diagnostics';
@@ -54,8 +54,11 @@ async function readArchive(path: string, size: number, signal?: AbortSignal): Pr
   const name = basename(path);
   const tally = new ArchiveFiles();
   const configs = new Map<string, string>();
+  // The verdict `local load` gives, entry by entry: an archive SageMaker would not extract safely is no plan's input.
+  const verdict = new ExtractionVerdict('inside');
   try {
     await readTarGz(path, async (entry, content) => {
+      verdict.check(entry);
       if (entry.type !== 'file') return;
       tally.add(entry.path, entry.size);
       if (entry.path === 'config.pbtxt' || /^[^/]+\/config\.pbtxt$/.test(entry.path)) {
@@ -70,6 +73,7 @@ async function readArchive(path: string, size: number, signal?: AbortSignal): Pr
         configs.set(entry.path, await readText(content));
       }
     }, signal ? { signal } : {});
+    verdict.finish();
   } catch (err) {
     if (isMmeError(err, 'NOT_FOUND') || isMmeError(err, 'UNREADABLE')) return { diagnostics: [ioError(path, err)] };
     return {

@@ -122,8 +122,14 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string,
   return out;
 }
 
+/** The first names and how many more: a message about 100,000 directories stays a line, not 70 KB. */
+function fewNames(names: readonly string[], shown = 5): string {
+  const first = names.slice(0, shown).join(', ');
+  return names.length > shown ? `${first} and ${names.length - shown} more` : first;
+}
+
 function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedModel>, out: Diagnostic[]) {
-  const names = discovery.models.map((m) => m.name).join(', ');
+  const names = fewNames(discovery.models.map((m) => m.name));
   const detected = discovery.models.filter((m) => m.configText !== undefined && SAGEMAKER_ENSEMBLE_PATTERN.test(m.configText));
   const top = topLevelEnsembles(models).filter((m) => isEnsemble(m));
   const nested = new Set([...models.values()].filter(isEnsemble).map((m) => m.name));
@@ -139,7 +145,7 @@ function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedMod
   }
   if (top.length > 1) {
     const message =
-      `The archive holds ${top.length} top-level ensembles (${top.map((m) => m.name).join(', ')}): SageMaker ` +
+      `The archive holds ${top.length} top-level ensembles (${fewNames(top.map((m) => m.name))}): SageMaker ` +
       'registers only one of them (the last its directory scan matches), so the others can never be invoked. ' +
       'Package each ensemble with its composing models in its own archive.';
     out.push(diagnostic('error', 'mme-multiple-ensembles', message, ARCHIVE));

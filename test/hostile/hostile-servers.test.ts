@@ -125,3 +125,26 @@ describe('logs with hostile log lines', () => {
     }
   });
 });
+
+describe('logs paging is bounded', () => {
+  const args = ['logs', '--endpoint', 'mme', '--region', 'us-east-1', '--since', '10m'];
+
+  it('stops after 2000 pages of a service that never stops handing out next-page tokens', async () => {
+    let page = 0;
+    logs.on(FilterLogEventsCommand).callsFake(() => ({ events: [], nextToken: `token-${(page += 1)}` }));
+    const run = await runCli(args);
+    expect(run.code).toBe(1);
+    expect(page).toBe(2000);
+    expect(run.stderr).toMatch(
+      /^mme-deploy: CloudWatch Logs was still handing out pages of \/aws\/sagemaker\/Endpoints\/mme after 2000 pages and \d+ s; stopped\./,
+    );
+  });
+
+  it('stops when the service repeats a next-page token', async () => {
+    logs.on(FilterLogEventsCommand).resolves({ events: [], nextToken: 'same' });
+    const run = await runCli(args);
+    expect(run.code).toBe(1);
+    expect(logs.commandCalls(FilterLogEventsCommand)).toHaveLength(2);
+    expect(run.stderr).toContain('answered a next-page token it had already given');
+  });
+});
