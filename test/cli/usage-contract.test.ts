@@ -1,7 +1,7 @@
 // Small contracts of the command line a new user meets in the first minutes: -v, one-line usage errors that say
 // where the help is, an --endpoint-url without its scheme, and an output path echoed as it was given.
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from './run-cli';
@@ -48,6 +48,28 @@ describe('the command line, first contact', () => {
         code: 2,
         stdout: '',
         stderr: `mme-deploy: the output directory ${missing}/ does not exist; create it, or choose another -o.\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['plan', ['plan', 'models.zip']],
+    ['push', ['push', 'models.zip', '--s3', 's3://models/p/', '--endpoint-url', 'http://127.0.0.1:9']],
+    ['local load', ['local', 'load', 'models.zip', '--url', 'http://127.0.0.1:9']],
+  ])('%s: a zip is recognised first, with one message and exit 2', async (_name, args) => {
+    const dir = mkdtempSync(join(tmpdir(), 'mme-zip-'));
+    try {
+      // A zip's local file header, then anything: no command reads further.
+      writeFileSync(join(dir, 'models.zip'), Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(64)]));
+      const run = await runCli(args, { cwd: dir });
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'mme-deploy: models.zip is a zip file, and SageMaker loads only a gzip-compressed tar archive: make the archive ' +
+          'with `mme-deploy package <repository>`.\n',
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
