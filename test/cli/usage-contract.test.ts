@@ -20,7 +20,10 @@ describe('the command line, first contact', () => {
     [['validate', '--bogus', 'x'], "mme-deploy: unknown option '--bogus' (see `mme-deploy validate --help`)"],
     [['validate'], "mme-deploy: missing required argument 'path' (see `mme-deploy validate --help`)"],
     [['nosuch'], "mme-deploy: unknown command 'nosuch' (see `mme-deploy --help`)"],
-    [['local', 'load', 'a', 'b'], 'mme-deploy: too many arguments for \'load\'. Expected 1 argument but got 2. (see `mme-deploy local load --help`)'],
+    [
+      ['local', 'load', 'a', 'b'],
+      "mme-deploy: too many arguments for 'load'. Expected 1 argument but got 2. (see `mme-deploy local load --help`)",
+    ],
   ])('a usage error is one line naming the help to read: %j', async (args, line) => {
     const run = await runCli(args);
     expect(run).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
