@@ -3,6 +3,7 @@
 
 import type { Node } from 'constructs';
 import { DEFAULT_TRITON_VERSION } from '../lib/catalog/triton-images';
+import { closest } from '../lib/diagnostics/did-you-mean';
 import { InstanceType } from './instance-type';
 import { TritonImage } from './triton-image';
 import type { TritonMmeStackProps } from './triton-mme-stack';
@@ -100,9 +101,12 @@ export function readAppContext(node: Node): AppSettings {
   const unknownKeys = Object.keys(node.getAllContext()).filter(
     (k) => !known.has(k) && !CDK_OWN_KEYS.has(k) && !k.includes(':') && !k.startsWith('aws-cdk') && !k.startsWith('@'),
   );
-  const warnings = unknownKeys.map(
-    (k) => `context ${k} is not a key this app reads (a typo?); known keys: ${[...known].join(', ')}.`,
-  );
+  const warnings = unknownKeys.map((k) => {
+    const near = closest(k, [...known]);
+    return near
+      ? `context ${k} is not a key this app reads: did you mean ${near}? (-c ${near}=...)`
+      : `context ${k} is not a key this app reads (a typo?); known keys: ${[...known].join(', ')}.`;
+  });
 
   const settings = {
     stackName: text('stackName') ?? 'TritonMme',
@@ -129,7 +133,10 @@ export function readAppContext(node: Node): AppSettings {
   if (settings.tritonVersion && imageChoices.length > 0) {
     errors.push('context tritonVersion chooses the SageMaker Triton image; it cannot be combined with imageAsset or ecrRepository.');
   }
-  if (errors.length > 0) throw new Error(`Invalid context for the mme-deploy app:\n${errors.map((e) => `  - ${e}`).join('\n')}`);
+  // One message naming every problem: the bad values, and the unknown keys (often the same typo's other half).
+  if (errors.length > 0) {
+    throw new Error(`Invalid context for the mme-deploy app:\n${[...errors, ...warnings].map((e) => `  - ${e}`).join('\n')}`);
+  }
 
   return {
     stackName: settings.stackName,

@@ -117,7 +117,7 @@ describe('the prerequisites, named the same in the README, .ci/run and test/tool
   const read = (file: string) => require('node:fs').readFileSync(join(ROOT, file), 'utf8') as string;
 
   it("the README's one install command and .ci/run's apt-get line hold every package the tests look for", () => {
-    const readme = /sudo apt-get install ([^\n]+)/.exec(read('README.md'))?.[1]?.split(/\s+/) ?? [];
+    const readme = /sudo apt-get install ((?:\\\n|[^\n])+)/.exec(read('README.md'))?.[1]?.split(/[\s\\]+/) ?? [];
     const ci = /apt-get install -y -qq ((?:[^\n]|\\\n)+?)(?:>|\n(?!\s))/.exec(read('.ci/run'))?.[1]?.split(/[\s\\]+/) ?? [];
     // python3 itself comes with Debian's python3-* packages.
     for (const name of aptPackages.filter((p) => p !== 'python3')) {

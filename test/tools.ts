@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Python modules the tests import, by their import name. */
-export type PythonModule = 'numpy' | 'onnx' | 'google.protobuf';
+export type PythonModule = 'numpy' | 'onnx' | 'google.protobuf' | 'botocore';
 export type ToolName = 'python3' | 'protoc' | 'shellcheck' | 'bsdtar' | 'cfn-lint';
 
 /** How to install each tool and module on Debian/Ubuntu (what .ci/run installs). */
@@ -16,13 +16,14 @@ export const INSTALL: Readonly<Record<ToolName | PythonModule, string>> = {
   numpy: 'apt-get install python3-numpy',
   onnx: 'apt-get install python3-onnx',
   'google.protobuf': 'apt-get install python3-protobuf',
+  botocore: 'apt-get install python3-botocore',
   protoc: 'apt-get install protobuf-compiler',
   shellcheck: 'apt-get install shellcheck',
   bsdtar: 'apt-get install libarchive-tools',
   'cfn-lint': 'pip install cfn-lint==1.51.0',
 };
 
-const PYTHON_MODULES: readonly PythonModule[] = ['numpy', 'onnx', 'google.protobuf'];
+const PYTHON_MODULES: readonly PythonModule[] = ['numpy', 'onnx', 'google.protobuf', 'botocore'];
 const TOOL_NAMES: readonly ToolName[] = ['python3', 'protoc', 'shellcheck', 'bsdtar', 'cfn-lint'];
 
 /** What the run found: each tool's path, and each python3 with the modules it imports. */

@@ -34,9 +34,30 @@ export function addLocationOptions(command: Command): Command {
 export function connectionOf(options: AwsConnection): AwsConnection {
   const problem = options.region === undefined ? undefined : regionNameProblem(options.region);
   if (problem) throw new UsageError(`--region: ${problem}`);
+  const urlProblem = options.endpointUrl === undefined ? undefined : endpointUrlProblem(options.endpointUrl);
+  if (urlProblem) throw new UsageError(`--endpoint-url: ${urlProblem}`);
   return {
     ...(options.region ? { region: options.region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.endpointUrl ? { endpointUrl: options.endpointUrl } : {}),
   };
+}
+
+/**
+ * Why `url` cannot be an endpoint URL, or undefined: the SDK takes only an absolute http(s) URL (`localhost:4569`
+ * parses as a URL whose scheme is `localhost:`, and the SDK then fails far from the cause).
+ */
+export function endpointUrlProblem(url: string): string | undefined {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname) return undefined;
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? undefined : `http://${url}`;
+  return (
+    `'${url}' is not an http:// or https:// URL` +
+    (withScheme ? `: give the scheme, e.g. --endpoint-url ${withScheme}` : ': S3-compatible stores answer over http or https')
+  );
 }

@@ -2,7 +2,8 @@
 // raises MmeError with a code instead (lib/errors.ts, mapped in exit-codes.ts); program.ts prints both without a
 // stack trace.
 
-import { sep } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import { isMmeError, MmeError } from '../errors';
 import { ExitCode } from './exit-codes';
 
@@ -36,4 +37,32 @@ export function withPathAsGiven(err: unknown, absolute: string, given: string): 
   const shown = given.replace(/[\\/]+$/, '') || given;
   const message = err.message.split(`${absolute}${sep}`).join(`${shown}/`).split(absolute).join(shown);
   return new MmeError(err.code, message, { cause: err });
+}
+
+/** The signatures a zip file starts with: a local file header, an empty archive's end record, a spanned archive. */
+const ZIP_SIGNATURES = ['504b0304', '504b0506', '504b0708'];
+
+/**
+ * Refuses a zip where an archive is expected (`plan`, `push`, `local load`), before anything else is checked: one
+ * message and exit 2 in every command. Anything else (a directory, a missing file) is left to the command.
+ */
+export function refuseZip(given: string, cwd: string): void {
+  let head = '';
+  try {
+    const fd = openSync(resolve(cwd, given), 'r');
+    try {
+      const bytes = Buffer.alloc(4);
+      head = bytes.subarray(0, readSync(fd, bytes, 0, 4, 0)).toString('hex');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return;
+  }
+  if (ZIP_SIGNATURES.includes(head)) {
+    throw new UsageError(
+      `${given} is a zip file, and SageMaker loads only a gzip-compressed tar archive: make the archive with ` +
+        '`mme-deploy package <repository>`.',
+    );
+  }
 }

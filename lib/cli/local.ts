@@ -31,6 +31,7 @@ import {
   targetModelProblem,
 } from '../local/model-store';
 import { compareWithTarget, inspectLocalContainer, queryLocalGpus, resolveTarget, TargetFinding } from '../local/target-environment';
+import { refuseZip } from './cli-errors';
 import { escapeLine } from './terminal-text';
 
 /** The models directory when neither --models-dir nor MME_DEPLOY_LOCAL_MODELS_DIR is given (relative to cwd). */
@@ -62,7 +63,8 @@ export interface LocalLoadOptions extends LocalConnectionOptions {
 export interface LocalInvokeOptions extends LocalConnectionOptions, InvokeInputOptions {}
 
 export async function runLocalLoad(archive: string, options: LocalLoadOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
-  // The archive first: a missing file is named before any container is looked for.
+  // The archive first: a zip or a missing file is named before any container is looked for.
+  refuseZip(archive, io.cwd);
   await checkArchiveFile(resolve(io.cwd, archive), archive);
   const client = clientFor(options, io, signal);
   const targetModel = options.name ?? defaultTargetModel(archive);

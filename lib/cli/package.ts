@@ -3,7 +3,7 @@
 // leaves nothing behind, and a later run removes what a killed one left).
 
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { writeStreamAtomically } from '../archive/write-file';
 import { PackManifest, packRepository, servedModel } from '../bundle/pack-repository';
 import { countSummary } from '../diagnostics';
@@ -41,7 +41,8 @@ export async function runPackage(
   const level = parseLevel(options.level);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);
-  const shown = relative(io.cwd, output) || output;
+  // The output as the user wrote it: an absolute -o stays absolute (relative to the cwd it would be ../../..).
+  const shown = options.output !== undefined && isAbsolute(options.output) ? output : relative(io.cwd, output) || output;
   checkOutputPath(output, shown, repo, Boolean(options.force));
   const progress = options.json ? undefined : byteProgress(io, 'packing');
   let result;
@@ -173,7 +174,7 @@ function checkOutputPath(output: string, shown: string, repo: string, force: boo
     fail(`the output ${shown} must end in .tar.gz (the name SageMaker downloads and extracts).`);
   }
   if (isDirectory(output)) fail(`the output ${shown} is a directory; give a file name ending in .tar.gz.`);
-  if (!existsSync(dirname(output))) fail(`the output directory ${dirname(shown)} does not exist.`);
+  if (!existsSync(dirname(output))) fail(`the output directory ${dirname(shown)}/ does not exist; create it, or choose another -o.`);
   // Compared by path segments (`m/..x.tar.gz` is inside `m`) and after resolving links (a link to the repository).
   if (isInside(realPath(repo), join(realPath(dirname(output)), basename(output)))) {
     fail(`the output ${shown} is inside the repository being packed; write it elsewhere (-o ../name.tar.gz).`);

@@ -16,6 +16,7 @@ import { DEFAULT_GPU_RESERVE_MIB, planEndpoint, type PlanReport } from '../plan/
 import { readBundle, type BundleFiles } from '../plan/read-bundles';
 import { parseTrafficCsv, parseTrafficKeyword, type TrafficSpec } from '../plan/traffic';
 import { CliIo, ExitCode, UsageError } from './io';
+import { refuseZip } from './cli-errors';
 import { escapeLine } from './terminal-text';
 
 export interface PlanCommandOptions {
@@ -55,6 +56,7 @@ const USAGE_FINDINGS = new Set([
 ]);
 
 export async function runPlan(paths: readonly string[], options: PlanCommandOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
+  for (const path of paths) refuseZip(path, io.cwd);
   const interrupted = () => {
     if (signal?.aborted) throw new MmeError('ABORTED', 'interrupted: no plan was printed and no file written.');
   };

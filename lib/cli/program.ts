@@ -73,17 +73,12 @@ type SetExit = (code: number) => void;
 
 /** The whole command tree; exported so tests can read the grammar (docs name only commands and options it has). */
 export function buildProgram(io: CliIo, setExit: SetExit): Command {
-  const program = new Command('mme-deploy')
+  const program: Command = new Command('mme-deploy')
     .description(
       'Validate, package, deploy and operate NVIDIA Triton ensembles on Amazon SageMaker GPU multi-model endpoints.',
     )
-    .version(packageVersion(), '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({
-      writeOut: (s) => io.stdout(s),
-      writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(`mme-deploy: ${s.replace(/^error: /, '')}`),
-    })
+    .version(packageVersion(), '-v, --version', 'print the version')
+    .configureOutput(outputFor(io, (): Command => program))
     .exitOverride();
 
   program
@@ -382,15 +377,26 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   // End of the measuring commands.
 
   const configure = (command: Command) => {
-    command.exitOverride().configureOutput({
-      writeOut: (s) => io.stdout(s),
-      writeErr: (s) => io.stderr(s),
-      outputError: (s, write) => write(`mme-deploy: ${s.replace(/^error: /, '')}`),
-    });
+    command.exitOverride().configureOutput(outputFor(io, () => command));
     command.commands.forEach(configure);
   };
   program.commands.forEach(configure);
   return program;
+}
+
+/** `mme-deploy validate` for the validate command: the words a user types to reach it. */
+function commandPath(command: Command): string {
+  return command.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name();
+}
+
+/** Commander's output: a usage error is one line, `mme-deploy: <what> (see `mme-deploy <command> --help`)`. */
+function outputFor(io: CliIo, command: () => Command) {
+  return {
+    writeOut: (s: string) => io.stdout(s),
+    writeErr: (s: string) => io.stderr(s),
+    outputError: (s: string, write: (s: string) => void) =>
+      write(`mme-deploy: ${s.replace(/^error: /, '').trimEnd()} (see \`${commandPath(command())} --help\`)\n`),
+  };
 }
 
 /** withCancellation (signals.ts), loaded with the long commands that use it. */

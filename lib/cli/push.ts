@@ -10,7 +10,7 @@ import { formatBytes } from '../format-bytes';
 import { PushStart, pushTargetModel } from '../push/push-target-model';
 import { shellCommand, shellQuote } from '../shell-quote';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
-import { withPathAsGiven } from './cli-errors';
+import { refuseZip, withPathAsGiven } from './cli-errors';
 import { CliIo, ExitCode } from './io';
 import { toJson } from './json';
 import { formatReport, reportToJson } from './report-format';
@@ -35,6 +35,7 @@ export interface PushOptions extends ModelLocationCommandOptions {
 }
 
 export async function runPush(given: string, options: PushOptions, io: CliIo): Promise<number> {
+  refuseZip(given, io.cwd);
   if (!options.endpoint && !options.s3) {
     throw new MmeError('USAGE', 'Where to? Give --endpoint NAME (its ModelDataUrl is used) or --s3 s3://bucket/prefix/.');
   }

@@ -53,18 +53,24 @@ export function targetModelNameProblem(name: string): string | undefined {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(name)) return `TargetModel '${name}' contains control ` +
     `characters or a backslash; use letters, digits, '.', '-' and '_'.`;
-  // InvokeEndpoint's TargetModel header is `\A\S[\p{Print}]*\z`, 1–1024 characters (aws/aws-sdk-js-v3 and botocore
-  // carry the same model: sagemaker-runtime 2017-05-13 service-2.json, shape TargetModelHeader): printable ASCII only,
-  // starting with a visible character. S3 stores other keys, but no invocation can name them.
-  if (/^\s/.test(name)) return `TargetModel '${name}' starts with a space, which InvokeEndpoint refuses; remove it.`;
-  const other = /[^\x20-\x7e]/u.exec(name);
-  if (other) {
-    return `TargetModel '${name}' contains '${other[0]}': InvokeEndpoint takes printable ASCII names only; ` +
-      `use letters, digits, '.', '-' and '_'.`;
+  // SageMaker's own rule for the header, refused at InvokeEndpoint: 1 to 1024 characters matching \A\S[\p{Print}]*\z
+  // (Java's \p{Print}: printable ASCII): SageMaker Runtime's service model, shape TargetModelHeader, in
+  // boto/botocore:botocore/data/sagemaker-runtime/2017-05-13/service-2.json (test/bundle/target-model-pattern.test.ts).
+  if (name.length > TARGET_MODEL_MAX_LENGTH) {
+    return `TargetModel '${name.slice(0, 40)}...' is ${name.length} characters; SageMaker takes at most ` +
+      `${TARGET_MODEL_MAX_LENGTH}. Choose a shorter name.`;
   }
-  if (name.length > 1024) return `TargetModel '${name.slice(0, 40)}…' has ${name.length} characters; InvokeEndpoint takes at most 1024.`;
+  if (!/^[\x21-\x7e][\x20-\x7e]*$/.test(name)) {
+    const bad = [...name].find((c, i) => !/[\x20-\x7e]/.test(c) || (i === 0 && c === ' '))!;
+    return `TargetModel '${name}' ${bad === ' ' ? 'starts with a space' : `contains '${bad}'`}: SageMaker takes only ` +
+      `printable ASCII in a TargetModel (its pattern \\A\\S[\\p{Print}]*\\z) and refuses the invoke. Use letters, ` +
+      `digits, '.', '-' and '_'.`;
+  }
   return undefined;
 }
+
+/** The longest TargetModel SageMaker takes (InvokeEndpoint's TargetModel header, max 1024). */
+export const TARGET_MODEL_MAX_LENGTH = 1024;
 
 /** The rules for a TargetModel `push` uploads: a usable name (targetModelNameProblem) that ends in .tar.gz. */
 export function targetModelProblems(targetModel: string): string | undefined {

@@ -30,10 +30,22 @@ describe('the cdk app context', () => {
     expect(settings({ modelRepositories: ['from/cdk.json'] }).stackProps.modelRepositories).toEqual(['from/cdk.json']);
   });
 
-  it('warns about keys it does not read, naming the known ones', () => {
-    expect(settings({ maxCapcity: 3, 'acknowledged-issue-numbers': [1] }).warnings).toEqual([
-      expect.stringMatching(/^context maxCapcity is not a key this app reads \(a typo\?\); known keys: stackName, region,/),
+  it('warns about keys it does not read: did you mean the closest known key, else the known ones', () => {
+    const context = { maxCapcity: 3, instancetype: 'ml.g5.xlarge', zzzzzzzzzzzzzz: 1, 'acknowledged-issue-numbers': [1] };
+    expect(settings(context).warnings).toEqual([
+      'context maxCapcity is not a key this app reads: did you mean maxCapacity? (-c maxCapacity=...)',
+      'context instancetype is not a key this app reads: did you mean instanceType? (-c instanceType=...)',
+      expect.stringMatching(/^context zzzzzzzzzzzzzz is not a key this app reads \(a typo\?\); known keys: stackName, region,/),
     ]);
+  });
+
+  it('names every problem in one error: bad values and unknown keys together', () => {
+    expect(() => settings({ minCapacity: 'two', maxCapcity: 3 })).toThrow(
+      new RegExp(
+        /Invalid context for the mme-deploy app:\n {2}- context minCapacity.*\n/.source +
+          / {2}- context maxCapcity is not a key this app reads: did you mean maxCapacity\?/.source,
+      ),
+    );
   });
 
   it('rejects bad values and conflicting image choices in one error', () => {

@@ -216,13 +216,9 @@ output_map { key: "LOGITS" value: "LOGITS" } } ] }`,
 
 describe("TargetModel names InvokeEndpoint can carry (its TargetModel header pattern \\A\\S[\\p{Print}]*\\z, ≤ 1024)", () => {
   it('refuses a leading space, characters outside printable ASCII and names over 1024 characters, saying why', () => {
-    expect(targetModelNameProblem(' resnet.tar.gz')).toBe(
-      "TargetModel ' resnet.tar.gz' starts with a space, which InvokeEndpoint refuses; remove it.",
-    );
-    expect(targetModelNameProblem('modèle.tar.gz')).toBe(
-      "TargetModel 'modèle.tar.gz' contains 'è': InvokeEndpoint takes printable ASCII names only; use letters, digits, '.', '-' and '_'.",
-    );
-    expect(targetModelNameProblem(`${'a'.repeat(1018)}.tar.gz`)).toMatch(/has 1025 characters; InvokeEndpoint takes at most 1024\.$/);
+    expect(targetModelNameProblem(' resnet.tar.gz')).toMatch(/^TargetModel ' resnet\.tar\.gz' starts with a space: SageMaker takes/);
+    expect(targetModelNameProblem('modèle.tar.gz')).toMatch(/^TargetModel 'modèle\.tar\.gz' contains 'è': SageMaker takes only printable/);
+    expect(targetModelNameProblem(`${'a'.repeat(1018)}.tar.gz`)).toMatch(/is 1025 characters; SageMaker takes at most 1024\./);
   });
 
   it('accepts printable ASCII names, spaces inside included', () => {
