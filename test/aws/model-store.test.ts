@@ -1,6 +1,14 @@
 import { randomBytes, createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
 import { deleteTargetModel, headTargetModel, listTargetModels, uploadTargetModel } from '../../lib/aws/model-store';
 import { LocalS3, startLocalS3 } from './s3rver-harness';
 
@@ -115,19 +123,15 @@ describe('models in S3 under the endpoint prefix (s3rver)', () => {
     expect(await s3.listMultipartUploads('models')).toEqual([]);
   });
 
-  it('lists more than 1,000 models across pages, with sizes', async () => {
-    const names = Array.from({ length: 1203 }, (_, i) => `m${String(i).padStart(4, '0')}.tar.gz`);
-    for (let i = 0; i < names.length; i += 100) {
-      await Promise.all(
-        names
-          .slice(i, i + 100)
-          .map((name, j) => s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `bulk/${name}`, Body: Buffer.alloc(i + j) }))),
-      );
-    }
+  it('lists the models under the prefix, with sizes and dates, and nothing outside it', async () => {
+    const names = ['m0000.tar.gz', 'm0001.tar.gz', 'm0002.tar.gz'];
+    await Promise.all(
+      names.map((name, i) => s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: `bulk/${name}`, Body: Buffer.alloc(i + 1) }))),
+    );
+    await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: 'bulkier/other.tar.gz', Body: 'x' }));
     const listed = [];
     for await (const model of listTargetModels(s3.client, { bucket: 'models', prefix: 'bulk/' })) listed.push(model);
-    expect(listed.map((m) => m.targetModel)).toEqual(names);
-    expect(listed[1202]!.size).toBe(1202);
+    expect(listed.map((m) => [m.targetModel, m.key, m.size])).toEqual(names.map((name, i) => [name, `bulk/${name}`, i + 1]));
     expect(listed[0]!.lastModified).toBeInstanceOf(Date);
   });
 
@@ -143,5 +147,45 @@ describe('models in S3 under the endpoint prefix (s3rver)', () => {
   it('names a missing bucket', async () => {
     const listing = listTargetModels(s3.client, { bucket: 'nope', prefix: 'p/' });
     await expect(listing.next()).rejects.toThrow('Bucket of s3://nope/p/ does not exist. Check --s3, or the endpoint\'s ModelDataUrl.');
+  });
+});
+
+describe('listing past one page (aws-sdk-client-mock: the exact requests)', () => {
+  it('follows the continuation token to the second page and stops when the listing is complete', async () => {
+    const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    const mock = mockClient(client);
+    const when = new Date('2026-01-01T00:00:00Z');
+    const pages = [
+      {
+        IsTruncated: true,
+        NextContinuationToken: 'page-2',
+        Contents: [
+          { Key: 'bulk/m0000.tar.gz', Size: 0, LastModified: when },
+          { Key: 'bulk/m0001.tar.gz', Size: 1, LastModified: when },
+        ],
+      },
+      { IsTruncated: false, Contents: [{ Key: 'bulk/m1000.tar.gz', Size: 1000, LastModified: when }] },
+    ];
+    // A copy of each request as sent: the paginator reuses one input object, setting the token on it for the next page.
+    const requests: unknown[] = [];
+    mock.on(ListObjectsV2Command).callsFake((input: object) => {
+      requests.push(JSON.parse(JSON.stringify(input)));
+      const page = pages.shift();
+      if (!page) throw new Error('a third page was asked for');
+      return page;
+    });
+    const listed = [];
+    for await (const model of listTargetModels(client, { bucket: 'models', prefix: 'bulk/' })) listed.push(model);
+    expect(listed.map((m) => [m.targetModel, m.size])).toEqual([
+      ['m0000.tar.gz', 0],
+      ['m0001.tar.gz', 1],
+      ['m1000.tar.gz', 1000],
+    ]);
+    expect(listed[2]!.lastModified).toEqual(when);
+    expect(requests).toEqual([
+      { Bucket: 'models', Prefix: 'bulk/' },
+      { Bucket: 'models', Prefix: 'bulk/', ContinuationToken: 'page-2' },
+    ]);
+    mock.restore();
   });
 });

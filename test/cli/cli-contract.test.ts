@@ -23,7 +23,7 @@ import { escapeControl, escapeExcerpt } from '../../lib/cli/terminal-text';
 import { main } from '../../lib/cli/program';
 import type { CliIo } from '../../lib/cli/io';
 import { shellCommand } from '../../lib/shell-quote';
-import { ROOT, spawnCli, standIn } from './cli-process';
+import { cliCommand, ROOT, spawnCli, standIn } from './cli-process';
 import { runCli } from './run-cli';
 
 let dir: string;
@@ -313,20 +313,21 @@ describe('package progress: on a terminal after about a second, never on a pipe'
   });
 
   it('shows on a real terminal (script) and not on a pipe', async () => {
+    // 8 MiB packs in milliseconds; the CLI runs with a clock 1,000 times faster (test/cli/fast-clock.cjs), so to it
+    // the packing lasts seconds, as a large archive's would: past the one-second threshold, with several redraws.
     const repo = repository();
     writeFileSync(join(repo, 'm/1/weights.bin'), '');
-    truncateSync(join(repo, 'm/1/weights.bin'), 1024 ** 3);
-    const bin =
-      `${process.execPath} --import ${JSON.stringify(require.resolve('tsx', { paths: [ROOT] }))} ` +
-      `${join(ROOT, 'bin/mme-deploy.ts')}`;
+    truncateSync(join(repo, 'm/1/weights.bin'), 8 * 1024 ** 2);
+    const fastClock = ['--require', join(__dirname, 'fast-clock.cjs')];
+    const bin = shellCommand(cliCommand(fastClock));
     const terminal = spawnSync('script', ['-qfc', `${bin} package repo -o tty.tar.gz`, '/dev/null'], { cwd: dir, encoding: 'utf8' });
     expect(terminal.status).toBe(0);
-    expect(terminal.stdout).toMatch(/\rpacking {2}[\d.]+ [KMG]?i?B of 1\.0 GiB \(\d+ %\) {2}[\d.]+ [KMG]?i?B\/s ETA \d+ s\x1b\[K/);
+    expect(terminal.stdout).toMatch(/\rpacking {2}[\d.]+ [KMG]?i?B of 8\.0 MiB \(\d+ %\) {2}[\d.]+ [KMG]?i?B\/s ETA \d+ s\x1b\[K/);
     // The line is cleared (a bare \r ESC[K) before the result is printed.
     const afterClear = terminal.stdout.slice(terminal.stdout.lastIndexOf('\r\x1b[K'));
     expect(afterClear).toContain('Wrote tty.tar.gz');
     expect(afterClear).not.toContain('packing');
-    const piped = spawnCli(['package', 'repo', '-o', 'pipe.tar.gz'], { cwd: dir });
+    const piped = spawnCli(['package', 'repo', '-o', 'pipe.tar.gz'], { cwd: dir, nodeOptions: fastClock });
     expect(await piped.exit).toBe(0);
     expect(piped.err()).toBe('');
     expect(piped.out()).not.toMatch(/packing|\r/);
