@@ -88,7 +88,8 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
   const work = mkdtempSync(join(tmpdir(), 'mme-packed-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
   let files: string[] = [];
-  const apps = new Map<string, { dir: string; installed: string; nodeNext: ReturnType<typeof spawnSync>; node10: ReturnType<typeof spawnSync> }>();
+  type Checked = ReturnType<typeof spawnSync>;
+  const apps = new Map<string, { dir: string; installed: string; nodeNext: Checked; node10: Checked }>();
 
   beforeAll(() => {
     ensureBuilt();
@@ -140,7 +141,10 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       const options = { target: 'es2022', strict: true, skipLibCheck: true, types: [] };
       writeFileSync(
         join(dir, 'tsconfig.json'),
-        JSON.stringify({ compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['app.cts', 'app.mts'] }),
+        JSON.stringify({
+          compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext' },
+          files: ['app.cts', 'app.mts'],
+        }),
       );
       // The tsconfig `cdk init app --language typescript` wrote before NodeNext: module commonjs, node10 resolution.
       writeFileSync(

@@ -69,12 +69,14 @@ async function onEvent(event, s3, now, log = () => {}) {
       );
       for (const error of out.Errors ?? []) {
         notDeleted.push(error.Key ?? '');
-        log(`Could not delete s3://${props.Bucket}/${error.Key}: ${error.Code} ${error.Message}. It stays; the next deployment tries again.`);
+        const why = `${error.Code} ${error.Message}`;
+        log(`Could not delete s3://${props.Bucket}/${error.Key}: ${why}. It stays; the next deployment tries again.`);
       }
     } catch (err) {
       notDeleted.push(...batch);
       const message = err instanceof Error ? err.message : String(err);
-      log(`Could not delete ${batch.length} old archive(s) from s3://${props.Bucket}: ${message}. They stay; the next deployment tries again.`);
+      const what = `${batch.length} old archive(s) from s3://${props.Bucket}`;
+      log(`Could not delete ${what}: ${message}. They stay; the next deployment tries again.`);
     }
   }
   const deleted = doomed.filter((key) => !notDeleted.includes(key));
