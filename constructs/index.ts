@@ -1,5 +1,8 @@
 // Public surface of mme-deploy's CDK constructs.
 
+// First: an aws-cdk-lib below the floor stops here with one line naming the floor.
+export { AWS_CDK_LIB_FLOOR } from './aws-cdk-lib-floor';
+
 export * from './triton-image';
 export * from './triton-environment';
 export * from './instance-type';

@@ -201,13 +201,15 @@ export class ModelArchive extends Construct {
       description: 'mme-deploy: deletes model archive versions the retention no longer keeps',
       statements: [],
     });
+    // Only this construct's own archives, `<prefix><name>-*`: with an empty prefix `<prefix>*` would be the whole bucket.
+    const own = names.map((name) => `${prefix}${name}-*`);
     provider.addToRolePolicy({
       Effect: 'Allow',
       Action: ['s3:ListBucket'],
       Resource: bucket.bucketArn,
-      Condition: { StringLike: { 's3:prefix': [`${prefix}*`] } },
+      Condition: { StringLike: { 's3:prefix': own } },
     });
-    provider.addToRolePolicy({ Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: bucket.arnForObjects(`${prefix}*`) });
+    provider.addToRolePolicy({ Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: own.map((key) => bucket.arnForObjects(key)) });
     const resource = new CustomResource(this, 'Retention', {
       serviceToken: provider.serviceToken,
       resourceType: ARCHIVE_RETENTION_TYPE,

@@ -26,8 +26,11 @@ export interface IMultiModelEndpoint extends IResource, sagemaker.IEndpoint {
   readonly variantName: string;
   /** The variant's instance type, when known (imported endpoints do not know it). */
   readonly instanceType?: InstanceType;
-  /** Lets `grantee` call InvokeEndpoint on this endpoint. */
-  grantInvoke(grantee: iam.IGrantable): iam.Grant;
+  /**
+   * Lets `grantee` call InvokeEndpoint on this endpoint; with `targetModels`, only for those TargetModels.
+   * @param options which TargetModels @default - every TargetModel
+   */
+  grantInvoke(grantee: iam.IGrantable, options?: GrantInvokeOptions): iam.Grant;
   /**
    * A metric of this endpoint's variant (dimensions EndpointName and VariantName).
    * @param props statistic, period, label and the like. @default - CloudWatch's defaults (Average over 5 minutes)
@@ -67,6 +70,18 @@ export interface IMultiModelEndpoint extends IResource, sagemaker.IEndpoint {
   metricInvocation4XXErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   /** Invocation5XXErrors. @default - Sum over 5 minutes */
   metricInvocation5XXErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+}
+
+/** What `grantInvoke` allows. */
+export interface GrantInvokeOptions {
+  /**
+   * The TargetModels the grantee may invoke, as names (`resnet-3f9a0c1b2d4e.tar.gz`, e.g. from
+   * `ModelArchive.targetModels`) or IAM wildcard patterns (`resnet-*`), checked by the `sagemaker:TargetModel`
+   * condition key of InvokeEndpoint
+   * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html).
+   * @default - every TargetModel under the endpoint's prefix
+   */
+  readonly targetModels?: string[];
 }
 
 /** An existing endpoint, by name or ARN (one of them). */
@@ -109,8 +124,18 @@ export abstract class MultiModelEndpointBase extends Resource implements IMultiM
     return { endpointArn: this.endpointArn };
   }
 
-  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
+  public grantInvoke(grantee: iam.IGrantable, options: GrantInvokeOptions = {}): iam.Grant {
+    const targetModels = options.targetModels;
+    if (targetModels !== undefined && targetModels.length === 0) {
+      throw new Error(`grantInvoke on ${this.node.path}: targetModels is empty; leave it out to allow every TargetModel.`);
+    }
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['sagemaker:InvokeEndpoint'],
+      resourceArns: [this.endpointArn],
+      // StringLike: names match themselves, and `resnet-*` every version of an archive.
+      conditions: targetModels ? { StringLike: { 'sagemaker:TargetModel': targetModels } } : undefined,
+    });
   }
 
   public metric(namespace: string, metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {

@@ -50,10 +50,14 @@ export abstract class TritonImage {
    * `buildArgs.BASE_IMAGE` (`...tritonserver:24.08-py3`), else `buildArgs.TRITON_VERSION`, else the Dockerfile's
    * `ARG TRITON_VERSION=` default or its `FROM` tag.
    *
+   * The image is built for `linux/amd64` unless `options.platform` says otherwise: SageMaker's GPU instances are x86_64,
+   * and Docker on an Apple-silicon machine would otherwise build an arm64 image the endpoint cannot start.
+   *
    * @param directory the build context (default: this project's `triton-image/` directory)
+   * @param options Docker image asset options @default - `platform: Platform.LINUX_AMD64`
    */
   public static fromAsset(directory?: string, options: ecrAssets.DockerImageAssetOptions = {}): TritonImage {
-    return new AssetImage(directory ?? projectPath('triton-image'), options);
+    return new AssetImage(directory ?? projectPath('triton-image'), { platform: ecrAssets.Platform.LINUX_AMD64, ...options });
   }
 
   /**

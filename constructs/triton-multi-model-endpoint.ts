@@ -42,7 +42,12 @@ import { TritonEnvironment, renderTritonEnvironment } from './triton-environment
 import { TritonImage, TritonImageConfig } from './triton-image';
 
 export { ENDPOINT_INSTANCE_NAMESPACE, MultiModelEndpointBase, SAGEMAKER_NAMESPACE } from './multi-model-endpoint-base';
-export type { IMultiModelEndpoint, MultiModelEndpointAttributes, MultiModelEndpointImportOptions } from './multi-model-endpoint-base';
+export type {
+  GrantInvokeOptions,
+  IMultiModelEndpoint,
+  MultiModelEndpointAttributes,
+  MultiModelEndpointImportOptions,
+} from './multi-model-endpoint-base';
 
 /** Whether a multi-model endpoint keeps models it has loaded (`MultiModelConfig.ModelCacheSetting`). */
 export enum ModelCacheSetting {
@@ -111,6 +116,17 @@ export interface TritonMultiModelEndpointProps {
    * @default - the new bucket uses SSE-S3; an imported bucket's own `encryptionKey`, if any
    */
   readonly modelBucketEncryptionKey?: kms.IKey;
+  /**
+   * What happens to the new model bucket when it leaves the stack (a stack deletion, a replacement).
+   * @default RemovalPolicy.RETAIN - the bucket and its archives stay
+   */
+  readonly modelBucketRemovalPolicy?: RemovalPolicy;
+  /**
+   * Empty the new model bucket (every archive and version) before deleting it; needs `modelBucketRemovalPolicy:
+   * RemovalPolicy.DESTROY`. For test and development stacks.
+   * @default false
+   */
+  readonly modelBucketAutoDeleteObjects?: boolean;
   /**
    * Where the new model bucket writes its server access logs.
    * @default - no access logs
@@ -298,7 +314,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     if (this.tritonVersion) this.checkRelease(this.tritonVersion, settings, props, problems);
     throwIfProblems(`TritonMultiModelEndpoint props (${this.node.path})`, problems);
 
-    this.bucket = props.modelBucket ?? this.createBucket(props.modelBucketEncryptionKey, props.serverAccessLogsBucket);
+    this.bucket = props.modelBucket ?? this.createBucket(props);
     this.modelDataUrl = `s3://${this.bucket.bucketName}/${this.prefix}`;
     this.grantModelRead(props.modelBucketEncryptionKey ?? this.bucket.encryptionKey);
     this.grantLogsAndMetrics();
@@ -312,8 +328,19 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     this.endpointArn = this.cfnEndpoint.ref; // Ref of AWS::SageMaker::Endpoint is its ARN
     this.grantDescribeAlarms((props.autoRollbackAlarms ?? []).map((alarm) => alarm.alarmArn));
 
-    for (const [key, value] of Object.entries(props.tags ?? {})) Tags.of(this).add(key, value);
+    // Not on the scalable target: RegisterScalableTarget refuses tags on a target already registered (every redeploy of
+    // a taggable ScalableTarget, which it is from aws-cdk-lib 2.276 on), and cfn-lint 1.51's schema has no Tags there.
+    const untagged = { excludeResourceTypes: ['AWS::ApplicationAutoScaling::ScalableTarget'] };
+    for (const [key, value] of Object.entries(props.tags ?? {})) Tags.of(this).add(key, value, untagged);
     this.acknowledgeDesignedWildcards();
+  }
+
+  /**
+   * Applies `policy` to the model, the endpoint configuration and the endpoint (a `Resource`'s own would look for one
+   * default child and throw). The model bucket keeps its own (`modelBucketRemovalPolicy`).
+   */
+  public override applyRemovalPolicy(policy: RemovalPolicy): void {
+    for (const resource of [this.cfnModel, this.cfnEndpointConfig, this.cfnEndpoint]) resource.applyRemovalPolicy(policy);
   }
 
   /** The security groups of the model, when it runs in a VPC. */
@@ -443,6 +470,14 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
       );
     }
     if (!props.vpc && (props.vpcSubnets || props.securityGroups)) problems.push('vpcSubnets and securityGroups need vpc.');
+    if (props.modelBucketAutoDeleteObjects && props.modelBucketRemovalPolicy !== RemovalPolicy.DESTROY) {
+      problems.push('modelBucketAutoDeleteObjects needs modelBucketRemovalPolicy: RemovalPolicy.DESTROY.');
+    }
+    if (props.modelBucket && (props.modelBucketRemovalPolicy || props.modelBucketAutoDeleteObjects)) {
+      problems.push(
+        'modelBucketRemovalPolicy and modelBucketAutoDeleteObjects apply to the bucket the endpoint creates, not to modelBucket.',
+      );
+    }
     if ((props.autoRollbackAlarms?.length ?? 0) > 10) {
       problems.push(`autoRollbackAlarms holds ${props.autoRollbackAlarms!.length} alarms; SageMaker takes at most 10.`);
     }
@@ -522,7 +557,9 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     }
   }
 
-  private createBucket(key: kms.IKey | undefined, logs: s3.IBucket | undefined): s3.Bucket {
+  private createBucket(props: TritonMultiModelEndpointProps): s3.Bucket {
+    const key = props.modelBucketEncryptionKey;
+    const logs = props.serverAccessLogsBucket;
     return new s3.Bucket(this, 'ModelBucket', {
       serverAccessLogsBucket: logs,
       serverAccessLogsPrefix: logs ? `${this.node.path.replace(/\//g, '-')}/` : undefined,
@@ -532,7 +569,8 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
       encryptionKey: key,
       bucketKeyEnabled: key ? true : undefined,
       versioned: true,
-      autoDeleteObjects: false,
+      removalPolicy: props.modelBucketRemovalPolicy ?? RemovalPolicy.RETAIN,
+      autoDeleteObjects: props.modelBucketAutoDeleteObjects ?? false,
     });
   }
 

@@ -1,6 +1,7 @@
 import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
 import { versionedKeyPattern } from '../../lib/bundle/target-model-name';
 import { onEvent } from '../../constructs/handlers/archive-retention/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
@@ -87,5 +88,64 @@ describe('the ModelArchive retention handler against a real S3 server (s3rver)',
     );
     expect(s3.commands).toEqual(['ListObjectsV2Command']); // the update listed; the delete did nothing
     expect(await remainingKeys()).toHaveLength(OBJECTS.length);
+  });
+});
+
+describe('the ModelArchive retention handler when S3 refuses deletions', () => {
+  const versions = [1, 2, 3, 4].map((d, i) => ({
+    Key: `prod/resnet-${hash(String(d))}.tar.gz`,
+    LastModified: new Date(NOW.getTime() - (4 - i) * DAY),
+  }));
+  const live = versions[3]!.Key;
+  const event: Parameters<typeof onEvent>[0] = {
+    RequestType: 'Update',
+    ResourceProperties: {
+      Bucket: 'models',
+      Archives: [{ Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet'), Live: live }],
+      KeepVersions: '0',
+      KeepForSeconds: '0',
+    },
+  };
+  // Mocked only in this block: the tests above talk to s3rver through the real client.
+  let s3: ReturnType<typeof mockClient>;
+  beforeEach(() => {
+    s3 = mockClient(S3Client);
+  });
+  afterEach(() => s3.restore());
+
+  it('reports the keys a 200 DeleteObjects answer lists in Errors, counts only the others as deleted, and does not fail', async () => {
+    s3.on(ListObjectsV2Command).resolves({ Contents: versions, IsTruncated: false });
+    s3.on(DeleteObjectsCommand).resolves({
+      Deleted: [{ Key: versions[2]!.Key }],
+      Errors: [
+        { Key: versions[0]!.Key, Code: 'AccessDenied', Message: 'Access Denied' },
+        { Key: versions[1]!.Key, Code: 'InternalError', Message: 'We encountered an internal error. Please try again.' },
+      ],
+    });
+    const lines: string[] = [];
+    const result = await onEvent(event, new S3Client({}), NOW, (line) => lines.push(line));
+    // The exact request: the three previous versions, newest first, quietly.
+    expect(s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input)).toEqual([
+      { Bucket: 'models', Delete: { Objects: [2, 1, 0].map((i) => ({ Key: versions[i]!.Key })), Quiet: true } },
+    ]);
+    expect(result).toEqual({ deleted: [versions[2]!.Key], notDeleted: [versions[0]!.Key, versions[1]!.Key] });
+    expect(lines).toEqual([
+      `Could not delete s3://models/${versions[0]!.Key}: AccessDenied Access Denied. It stays; the next deployment tries again.`,
+      `Could not delete s3://models/${versions[1]!.Key}: InternalError We encountered an internal error. Please try again.. ` +
+        'It stays; the next deployment tries again.',
+      `Deleted s3://models/${versions[2]!.Key} (an older version the retention no longer keeps).`,
+    ]);
+  });
+
+  it('reports a refused DeleteObjects call (AccessDenied) instead of failing the deployment', async () => {
+    s3.on(ListObjectsV2Command).resolves({ Contents: versions, IsTruncated: false });
+    s3.on(DeleteObjectsCommand).rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied' }));
+    const lines: string[] = [];
+    const result = await onEvent(event, new S3Client({}), NOW, (line) => lines.push(line));
+    expect(result.deleted).toEqual([]);
+    expect(result.notDeleted).toHaveLength(3);
+    expect(lines).toEqual([
+      'Could not delete 3 old archive(s) from s3://models: Access Denied. They stay; the next deployment tries again.',
+    ]);
   });
 });

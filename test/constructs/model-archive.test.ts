@@ -97,9 +97,17 @@ describe('ModelArchive of valid repositories', () => {
                 Effect: 'Allow',
                 Action: ['s3:ListBucket'],
                 Resource: Match.anyValue(),
-                Condition: { StringLike: { 's3:prefix': ['prod/*'] } },
+                // Its own archives only (an empty prefix must not mean the whole bucket).
+                Condition: { StringLike: { 's3:prefix': ['prod/add_one_python-*', 'prod/add_one_v2-*'] } },
               },
-              { Effect: 'Allow', Action: ['s3:DeleteObject'], Resource: Match.anyValue() },
+              {
+                Effect: 'Allow',
+                Action: ['s3:DeleteObject'],
+                Resource: [
+                  Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':s3:::team-models/prod/add_one_python-*'])] }),
+                  Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':s3:::team-models/prod/add_one_v2-*'])] }),
+                ],
+              },
             ],
           },
         },

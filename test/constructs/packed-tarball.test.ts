@@ -1,11 +1,14 @@
-// The package as users install it: `npm pack`, installed into fresh CommonJS and ESM CDK apps next to the minimum
-// aws-cdk-lib and constructs the peer dependencies allow, type-checked with NodeNext resolution, and synthesized.
+// The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
+// dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
+// and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
+// synthesized as CommonJS and as ESM; every template goes to the run's cfn-lint and the API-model check.
 // npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiModels, botocoreDataDir, formatFindings } from './api-model';
 import { recordTemplate } from './cfn-lint';
 
 const root = join(__dirname, '..', '..');
@@ -26,7 +29,11 @@ import { targetModelProblems, versionedTargetModel } from 'mme-deploy';
 
 const app = new App();
 const stack = new Stack(app, app.node.getContext('stackName') as string);
-const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { instanceType: InstanceType.G4DN_XLARGE, initialInstanceCount: 2 });
+const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
+  instanceType: InstanceType.G4DN_XLARGE,
+  initialInstanceCount: 2,
+  tags: { team: 'ml' },
+});
 endpoint.autoScaleInstanceCount({ minCapacity: 2, maxCapacity: 4 }).scaleOnGpuUtilization('Gpu');
 endpoint.addDashboard('Dashboard');
 const models = new ModelArchive(stack, 'Models', {
@@ -39,66 +46,96 @@ if (targetModelProblems(name) !== undefined || !models.targetModels[0]!.startsWi
 app.synth();
 `;
 
+/** The aws-cdk-lib versions the apps install: the floor (what this repository develops against) and the peer range. */
+const CDK_VERSIONS = [
+  ['the minimum aws-cdk-lib', pkg.devDependencies['aws-cdk-lib']!],
+  // The range itself: npm installs the newest release it allows.
+  ['the newest aws-cdk-lib in the peer range', pkg.peerDependencies['aws-cdk-lib']!],
+] as const;
+
+const tsc = (dir: string) => join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
+const NEWEST_ALIAS = 'aws-cdk-lib-newest';
+
 describe('the npm package in fresh CommonJS and ESM apps', () => {
   const work = mkdtempSync(join(tmpdir(), 'mme-packed-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  let tarball = '';
   let files: string[] = [];
-  let typecheck: ReturnType<typeof spawnSync>;
+  type Checked = ReturnType<typeof spawnSync>;
+  const apps = new Map<string, { dir: string; installed: string; nodeNext: Checked; node10: Checked }>();
 
   beforeAll(() => {
     const packed = JSON.parse(
       execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    tarball = join(work, packed[0]!.filename);
+    const tarball = join(work, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path);
 
-    const app = join(work, 'app');
-    execFileSync('mkdir', ['-p', app]);
+    // One npm install for both: the newest aws-cdk-lib under an alias next to the minimum, then a second app whose
+    // node_modules links to the first one's, with the newest as its aws-cdk-lib and its own copy of mme-deploy (so
+    // that mme-deploy resolves that aws-cdk-lib). Installing twice took twice as long on a loaded machine.
+    const first = join(work, 'app-0');
+    mkdirSync(first);
     writeFileSync(
-      join(app, 'package.json'),
+      join(first, 'package.json'),
       JSON.stringify({
         name: 'fresh-cdk-app',
         private: true,
         dependencies: {
           'mme-deploy': `file:${tarball}`,
-          // The minimum the peer dependencies allow, which is also what this repository develops against.
-          'aws-cdk-lib': pkg.devDependencies['aws-cdk-lib'],
+          'aws-cdk-lib': CDK_VERSIONS[0][1],
+          [NEWEST_ALIAS]: `npm:aws-cdk-lib@${CDK_VERSIONS[1][1]}`,
           constructs: pkg.devDependencies.constructs,
         },
+        // TypeScript 5: TypeScript 6 refuses node10 resolution, which classic apps still use.
+        devDependencies: { typescript: '5' },
       }),
     );
     execFileSync(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error'],
-      {
-        cwd: app,
-        stdio: 'pipe',
-        timeout: 120_000,
-      },
+      { cwd: first, stdio: 'pipe', timeout: 180_000 },
     );
-    writeFileSync(join(app, 'app.cts'), APP);
-    writeFileSync(join(app, 'app.mts'), APP);
-    writeFileSync(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          skipLibCheck: true,
-          types: [],
-        },
-        files: ['app.cts', 'app.mts'],
-      }),
-    );
-    // Type-checks with the package's own .d.ts files and emits app.cjs and app.mjs.
-    typecheck = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
-      cwd: app,
-      encoding: 'utf8',
-    });
-  }, 180_000);
+    const second = join(work, 'app-1');
+    mkdirSync(join(second, 'node_modules'), { recursive: true });
+    for (const entry of readdirSync(join(first, 'node_modules'))) {
+      if (entry === NEWEST_ALIAS || entry === 'aws-cdk-lib' || entry === 'mme-deploy') continue;
+      symlinkSync(join(first, 'node_modules', entry), join(second, 'node_modules', entry));
+    }
+    symlinkSync(join(first, 'node_modules', NEWEST_ALIAS), join(second, 'node_modules', 'aws-cdk-lib'));
+    cpSync(join(first, 'node_modules', 'mme-deploy'), join(second, 'node_modules', 'mme-deploy'), { recursive: true });
+
+    for (const [label] of CDK_VERSIONS) {
+      const dir = apps.size === 0 ? first : second;
+      writeFileSync(join(dir, 'app.cts'), APP);
+      writeFileSync(join(dir, 'app.mts'), APP);
+      writeFileSync(join(dir, 'app-node10.ts'), APP);
+      const options = { target: 'es2022', strict: true, skipLibCheck: true, types: [] };
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext' },
+          files: ['app.cts', 'app.mts'],
+        }),
+      );
+      // The tsconfig `cdk init app --language typescript` wrote before NodeNext: module commonjs, node10 resolution.
+      writeFileSync(
+        join(dir, 'tsconfig.node10.json'),
+        JSON.stringify({
+          compilerOptions: { ...options, module: 'commonjs', moduleResolution: 'node', noEmit: true },
+          files: ['app-node10.ts'],
+        }),
+      );
+      const installed = (JSON.parse(readFileSync(join(dir, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as { version: string })
+        .version;
+      apps.set(label, {
+        dir,
+        installed,
+        // Type-checks with the package's own .d.ts files and emits app.cjs and app.mjs.
+        nodeNext: spawnSync(process.execPath, [tsc(dir), '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' }),
+        node10: spawnSync(process.execPath, [tsc(dir), '-p', 'tsconfig.node10.json'], { cwd: dir, encoding: 'utf8' }),
+      });
+    }
+  }, 240_000);
 
   it('ships dist, the custom-resource handlers and the image, not the tests', () => {
     expect(files).toEqual(
@@ -107,52 +144,70 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('dist/test/') || f.endsWith('.test.js'))).toEqual([]);
   });
 
-  it('pins the tested minimum of the peer dependencies as the development versions', () => {
+  it('pins the tested minimum of the peer dependencies as the development versions, and also installs a newer one', () => {
     expect(pkg.peerDependencies['aws-cdk-lib']).toBe(`^${pkg.devDependencies['aws-cdk-lib']}`);
     expect(pkg.peerDependencies.constructs).toBe(`^${pkg.devDependencies.constructs}`);
-    const installed = JSON.parse(readFileSync(join(work, 'app', 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as {
-      version: string;
-    };
-    expect(installed.version).toBe(pkg.devDependencies['aws-cdk-lib']);
+    expect(apps.get(CDK_VERSIONS[0][0])!.installed).toBe(pkg.devDependencies['aws-cdk-lib']);
+    const [major, minor] = apps.get(CDK_VERSIONS[1][0])!.installed.split('.').map(Number);
+    expect(major).toBe(2);
+    expect(minor).toBeGreaterThanOrEqual(Number(pkg.devDependencies['aws-cdk-lib']!.split('.')[1]));
   });
 
-  it('type-checks mme-deploy and mme-deploy/constructs under NodeNext from .cts and .mts', () => {
-    expect(`${typecheck.stdout}${typecheck.stderr}`).toBe('');
-    expect(typecheck.status).toBe(0);
-  });
-
-  for (const [kind, file] of [
-    ['CommonJS', 'app.cjs'],
-    ['ESM', 'app.mjs'],
-  ] as const) {
-    it(`synthesizes an endpoint and a model archive from a ${kind} app`, () => {
-      const outdir = join(work, `out-${kind}`);
-      const stackName = `Packed${kind}`;
-      const run = spawnSync(process.execPath, [file], {
-        cwd: join(work, 'app'),
-        encoding: 'utf8',
-        env: {
-          PATH: process.env.PATH,
-          HOME: work,
-          CDK_OUTDIR: outdir,
-          CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
-          CDK_VALIDATION: 'false',
-        },
+  for (const [label] of CDK_VERSIONS) {
+    describe(`with ${label}`, () => {
+      it('type-checks mme-deploy and mme-deploy/constructs under NodeNext from .cts and .mts', () => {
+        const { nodeNext } = apps.get(label)!;
+        expect(`${nodeNext.stdout}${nodeNext.stderr}`).toBe('');
+        expect(nodeNext.status).toBe(0);
       });
-      expect(run.stderr).not.toMatch(/Error/);
-      expect(run.status).toBe(0);
-      const template = JSON.parse(readFileSync(join(outdir, `${stackName}.template.json`), 'utf8')) as {
-        Resources: Record<string, { Type: string }>;
-      };
-      recordTemplate(`packed tarball ${kind} app » ${stackName}`, template);
-      const types = Object.values(template.Resources).map((r) => r.Type);
-      for (const type of [
-        'AWS::SageMaker::Endpoint',
-        'Custom::CDKBucketDeployment',
-        'Custom::MmeDeployScalingGuard',
-        'Custom::MmeDeployArchiveRetention',
-      ]) {
-        expect(types).toContain(type);
+
+      it('type-checks them in a classic app: module commonjs, node10 resolution, TypeScript 5 (typesVersions)', () => {
+        const { node10 } = apps.get(label)!;
+        expect(`${node10.stdout}${node10.stderr}`).toBe('');
+        expect(node10.status).toBe(0);
+      });
+
+      for (const [kind, file] of [
+        ['CommonJS', 'app.cjs'],
+        ['ESM', 'app.mjs'],
+      ] as const) {
+        it(`synthesizes an endpoint and a model archive from a ${kind} app, and keeps tags off the scalable target`, () => {
+          const { dir, installed } = apps.get(label)!;
+          const outdir = join(dir, `out-${kind}`);
+          const stackName = `Packed${kind}`;
+          const run = spawnSync(process.execPath, [file], {
+            cwd: dir,
+            encoding: 'utf8',
+            env: {
+              PATH: process.env.PATH,
+              HOME: work,
+              CDK_OUTDIR: outdir,
+              CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
+              CDK_VALIDATION: 'false',
+            },
+          });
+          expect(run.stderr).not.toMatch(/Error/);
+          expect(run.status).toBe(0);
+          const template = JSON.parse(readFileSync(join(outdir, `${stackName}.template.json`), 'utf8')) as {
+            Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+          };
+          recordTemplate(`packed tarball ${kind} app, aws-cdk-lib ${installed} » ${stackName}`, template);
+          const types = Object.values(template.Resources).map((r) => r.Type);
+          for (const type of [
+            'AWS::SageMaker::Endpoint',
+            'Custom::CDKBucketDeployment',
+            'Custom::MmeDeployScalingGuard',
+            'Custom::MmeDeployArchiveRetention',
+          ]) {
+            expect(types).toContain(type);
+          }
+          // RegisterScalableTarget refuses tags on a registered target, and cfn-lint 1.51 knows no Tags there (E3002).
+          const tagged = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type && r.Properties?.Tags);
+          expect(tagged('AWS::ApplicationAutoScaling::ScalableTarget')).toEqual([]);
+          expect(tagged('AWS::SageMaker::Endpoint')).toHaveLength(1);
+          const dataDir = botocoreDataDir();
+          if (dataDir) expect(formatFindings(new ApiModels(dataDir).checkTemplate(template).errors)).toBe('');
+        });
       }
     });
   }

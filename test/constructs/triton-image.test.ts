@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import { InferenceAmiVersion, TritonImage, TritonMultiModelEndpoint } from '../../constructs';
 
 function endpointWith(image: TritonImage, region = 'us-west-2') {
@@ -61,6 +62,18 @@ describe('TritonImage.fromAsset', () => {
     });
     const assets = stack.node.findAll().filter((c) => c.node.id === 'TritonImageAsset');
     expect(assets).toHaveLength(1);
+    // Built for SageMaker's x86_64 GPU instances, also on an Apple-silicon machine.
+    const manifest = (image: TritonImage) => {
+      const app = endpointWith(image).stack.node.root as App;
+      const assembly = app.synth();
+      const docker = JSON.parse(readFileSync(join(assembly.directory, 'S.assets.json'), 'utf8')).dockerImages as Record<
+        string,
+        { source: { platform?: string } }
+      >;
+      return Object.values(docker)[0]!.source.platform;
+    };
+    expect(manifest(TritonImage.fromAsset())).toBe('linux/amd64');
+    expect(manifest(TritonImage.fromAsset(undefined, { platform: Platform.LINUX_ARM64 }))).toBe('linux/arm64');
     Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('multi-models=true'));
   });
 

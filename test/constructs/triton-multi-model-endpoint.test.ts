@@ -1,4 +1,4 @@
-import { App, Duration, Size, Stack } from 'aws-cdk-lib';
+import { App, Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -425,6 +425,62 @@ describe('TritonMultiModelEndpoint props', () => {
         Statement: [{ Action: 'sagemaker:InvokeEndpoint', Effect: 'Allow', Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') } }],
       },
     });
+  });
+});
+
+describe('TritonMultiModelEndpoint grants, removal and the bucket lifecycle', () => {
+  it('grants InvokeEndpoint for given TargetModels only, with the sagemaker:TargetModel condition', () => {
+    const { stack, endpoint } = stackWith();
+    const role = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+    endpoint.grantInvoke(role, { targetModels: ['resnet-3f9a0c1b2d4e.tar.gz', 'bert-*'] });
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }],
+      PolicyDocument: {
+        Statement: [
+          {
+            Action: 'sagemaker:InvokeEndpoint',
+            Effect: 'Allow',
+            Resource: { Ref: Match.stringLikeRegexp('^MmeEndpoint') },
+            Condition: { StringLike: { 'sagemaker:TargetModel': ['resnet-3f9a0c1b2d4e.tar.gz', 'bert-*'] } },
+          },
+        ],
+      },
+    });
+    expect(() => endpoint.grantInvoke(role, { targetModels: [] })).toThrow(
+      'grantInvoke on S/Mme: targetModels is empty; leave it out to allow every TargetModel.',
+    );
+  });
+
+  it('applies a removal policy to the model, the configuration and the endpoint instead of throwing', () => {
+    const { stack, endpoint } = stackWith();
+    endpoint.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    const resources = Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+    const policies = Object.values(resources)
+      .filter((r) => r.Type.startsWith('AWS::SageMaker::'))
+      .map((r) => [r.Type, r.DeletionPolicy]);
+    expect(policies.sort()).toEqual([
+      ['AWS::SageMaker::Endpoint', 'Retain'],
+      ['AWS::SageMaker::EndpointConfig', 'Retain'],
+      ['AWS::SageMaker::Model', 'Retain'],
+    ]);
+  });
+
+  it('retains the bucket it creates by default, and empties and deletes it when told to', () => {
+    const bucketOf = (stack: Stack) =>
+      Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>).find(
+        (r) => r.Type === 'AWS::S3::Bucket',
+      )!;
+    expect(bucketOf(stackWith().stack).DeletionPolicy).toBe('Retain');
+    const { stack } = stackWith({ modelBucketRemovalPolicy: RemovalPolicy.DESTROY, modelBucketAutoDeleteObjects: true });
+    expect(bucketOf(stack).DeletionPolicy).toBe('Delete');
+    Template.fromStack(stack).resourceCountIs('Custom::S3AutoDeleteObjects', 1);
+    expect(() => stackWith({ modelBucketAutoDeleteObjects: true })).toThrow(
+      /modelBucketAutoDeleteObjects needs modelBucketRemovalPolicy: RemovalPolicy\.DESTROY\./,
+    );
+    const other = new Stack(new App(), 'O');
+    expect(() =>
+      stackWith({ modelBucket: s3.Bucket.fromBucketName(other, 'B', 'mine'), modelBucketRemovalPolicy: RemovalPolicy.DESTROY }),
+    ).toThrow(/apply to the bucket the endpoint creates, not to modelBucket/);
   });
 });
 

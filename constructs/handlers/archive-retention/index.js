@@ -24,7 +24,7 @@ const { S3Client, DeleteObjectsCommand, paginateListObjectsV2 } = require('@aws-
 /** @param {RetentionEvent} event */
 exports.handler = async (event) => {
   const result = await onEvent(event, new S3Client({}), new Date(), console.log);
-  return { Data: { Deleted: String(result.deleted.length) } };
+  return { Data: { Deleted: String(result.deleted.length), NotDeleted: String(result.notDeleted.length) } };
 };
 
 /**
@@ -32,10 +32,10 @@ exports.handler = async (event) => {
  * @param {S3Client} s3
  * @param {Date} now
  * @param {(line: string) => void} [log]
- * @returns {Promise<{ deleted: string[] }>}
+ * @returns {Promise<{ deleted: string[], notDeleted: string[] }>}
  */
 async function onEvent(event, s3, now, log = () => {}) {
-  if (event.RequestType === 'Delete') return { deleted: [] };
+  if (event.RequestType === 'Delete') return { deleted: [], notDeleted: [] };
   const props = event.ResourceProperties;
   // CloudFormation passes numbers as strings.
   const keepVersions = Number(props.KeepVersions ?? 0);
@@ -56,18 +56,32 @@ async function onEvent(event, s3, now, log = () => {}) {
       if (i >= keepVersions && +now - +replacedAt >= keepForMs) doomed.push(version.Key);
     });
   }
+  // A cleanup that fails is reported, never a failed deployment: the archives are uploaded and the endpoint serves them;
+  // failing here would roll the whole stack back for a few old files. DeleteObjects answers 200 and lists the keys it
+  // could not delete in Errors (https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html).
+  /** @type {string[]} */
+  const notDeleted = [];
   for (let i = 0; i < doomed.length; i += 1000) {
     const batch = doomed.slice(i, i + 1000);
-    const out = await s3.send(
-      new DeleteObjectsCommand({ Bucket: props.Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
-    );
-    if (out.Errors && out.Errors.length > 0) {
-      const first = out.Errors[0];
-      throw new Error(`Could not delete ${out.Errors.length} old archive(s), e.g. ${first?.Key}: ${first?.Code} ${first?.Message}`);
+    try {
+      const out = await s3.send(
+        new DeleteObjectsCommand({ Bucket: props.Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      );
+      for (const error of out.Errors ?? []) {
+        notDeleted.push(error.Key ?? '');
+        const why = `${error.Code} ${error.Message}`;
+        log(`Could not delete s3://${props.Bucket}/${error.Key}: ${why}. It stays; the next deployment tries again.`);
+      }
+    } catch (err) {
+      notDeleted.push(...batch);
+      const message = err instanceof Error ? err.message : String(err);
+      const what = `${batch.length} old archive(s) from s3://${props.Bucket}`;
+      log(`Could not delete ${what}: ${message}. They stay; the next deployment tries again.`);
     }
   }
-  for (const key of doomed) log(`Deleted s3://${props.Bucket}/${key} (an older version the retention no longer keeps).`);
-  return { deleted: doomed };
+  const deleted = doomed.filter((key) => !notDeleted.includes(key));
+  for (const key of deleted) log(`Deleted s3://${props.Bucket}/${key} (an older version the retention no longer keeps).`);
+  return { deleted, notDeleted };
 }
 
 /**
