@@ -9,7 +9,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/kserve/kserve-codec';
 import { runCli } from '../cli/run-cli';
 
 interface Recorded {
