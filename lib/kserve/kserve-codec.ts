@@ -302,6 +302,12 @@ export function tensorDataFromJson(datatype: KServeDatatype, data: unknown, name
  */
 function jsonData(tensor: Tensor, budget: { left: number }): string {
   const type = dataTypeOf(tensor.datatype);
+  const plain = plainJsonArray(type, tensor.data);
+  if (plain !== undefined) {
+    budget.left -= plain.length;
+    if (budget.left < 0) throw new OverBudget(tensor.data.length, tensor.data.length);
+    return plain;
+  }
   const accept = type.kind === 'bytes' ? () => false : plainValue(type);
   const parts: string[] = new Array<string>(tensor.data.length);
   for (let index = 0; index < tensor.data.length; index++) {
@@ -312,6 +318,21 @@ function jsonData(tensor: Tensor, budget: { left: number }): string {
     if (budget.left < 0) throw new OverBudget(index + 1, tensor.data.length);
   }
   return `[${parts.join(',')}]`;
+}
+
+/**
+ * The JSON text of data that needs no conversion and no special spelling (finite numbers of a float or narrow integer
+ * type, no -0), written by JSON.stringify, which writes such numbers exactly as String() does and is several times
+ * faster than joining them one by one; undefined when some element needs the element-wise path.
+ */
+function plainJsonArray(type: TensorDataType, data: readonly TensorElement[]): string | undefined {
+  if (type.kind === 'bytes' || type.kind === 'bool' || (type.kind === 'integer' && type.wide)) return undefined;
+  const accept = plainValue(type);
+  for (let index = 0; index < data.length; index++) {
+    const value = data[index]!;
+    if (!accept(value) || !Number.isFinite(value) || Object.is(value, -0)) return undefined;
+  }
+  return JSON.stringify(data);
 }
 
 function jsonNumber(value: number): string {
