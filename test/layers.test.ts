@@ -13,7 +13,7 @@ const LIB = join(__dirname, '..', 'lib');
 const LAYERS: readonly (readonly string[])[] = [
   ['diagnostics', 'errors.ts', 'format-bytes.ts', 'paths.ts', 'shell-quote.ts'],
   ['archive', 'catalog', 'config', 'model-files', 'python-auto-complete'],
-  ['logs', 'repository'],
+  ['kserve', 'logs', 'repository'],
   ['aws', 'bundle', 'local', 'plan'],
   ['measure', 'push'],
   ['cli', 'index.ts'],

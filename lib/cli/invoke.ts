@@ -16,10 +16,17 @@ export interface InvokeOptions extends AwsCommandOptions, InvokeInputOptions {
   readonly model?: string;
   /** Send to this production variant (TargetVariant). */
   readonly variant?: string;
+  /** Seconds to wait for the answer. @default 60 */
+  readonly timeout?: string;
+  /** MiB of response body to accept. @default 32 */
+  readonly maxResponse?: string;
 }
 
-/** InvokeEndpoint refuses larger payloads with HTTP 413 (aws-anchors-and-user-pain.md §4.2). */
+/** InvokeEndpoint refuses larger payloads with HTTP 413. */
 export const MAX_INVOKE_PAYLOAD = 6 * 1024 * 1024;
+/** A real-time endpoint's container must answer within 60 s, so waiting longer only hides a hang. */
+export const DEFAULT_INVOKE_TIMEOUT_SECONDS = 60;
+export const DEFAULT_MAX_RESPONSE_MIB = 32;
 
 export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
@@ -31,11 +38,13 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
   if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
     throw new MmeError('USAGE', `--top ${options.top} must be a positive whole number.`);
   }
+  const timeout = positiveNumber(options.timeout, '--timeout', DEFAULT_INVOKE_TIMEOUT_SECONDS);
+  const maxResponse = Math.floor(positiveNumber(options.maxResponse, '--max-response', DEFAULT_MAX_RESPONSE_MIB) * 1024 * 1024);
 
   const { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } = await import(
-    '../aws/invoke-request'
+    '../kserve/invoke-request'
   );
-  const { JSON_CONTENT_TYPE } = await import('../aws/kserve-codec');
+  const { RequestTooLargeError } = await import('../kserve/kserve-codec');
   const { readInvokeModelConfig } = await import('../aws/invoke-model-config');
   const config = options.model ? (await readInvokeModelConfig(resolve(io.cwd, options.model))).config : undefined;
   const request = await buildInvokeRequest(
@@ -49,14 +58,14 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
       ...(options.output ? { outputs: options.output } : {}),
     },
     config,
-    { cwd: io.cwd },
-  );
-  if (request.body.length > MAX_INVOKE_PAYLOAD) {
-    const mebibytes = (request.body.length / 1024 / 1024).toFixed(1);
-    const json = request.contentType === JSON_CONTENT_TYPE;
-    const smaller = json ? 'Try --binary, which is several times smaller than JSON.' : 'Send fewer or smaller inputs.';
-    throw new MmeError('USAGE', `The request is ${mebibytes} MiB; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
-  }
+    { cwd: io.cwd, maxBytes: MAX_INVOKE_PAYLOAD },
+  ).catch((err: unknown) => {
+    // Refused before it was (wholly) encoded: a 7 MiB request no longer costs seconds to turn down.
+    if (!(err instanceof RequestTooLargeError)) throw err;
+    const size = `${err.exact ? '' : 'about '}${(err.bytes / 1024 / 1024).toFixed(1)} MiB`;
+    const smaller = err.binary ? 'Send fewer or smaller inputs.' : 'Try --binary, which is several times smaller than JSON.';
+    throw new MmeError('USAGE', `The request is ${size}; InvokeEndpoint accepts at most 6 MiB. ${smaller}`);
+  });
 
   const { createSageMakerRuntimeClient, loadSageMakerRuntime } = await import('../aws/aws-clients');
   const { explainAwsError } = await import('../aws/aws-errors');
@@ -64,6 +73,15 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
   const { InvokeEndpointCommand } = await loadSageMakerRuntime();
   const connection = connectionOf(options);
   const client = await createSageMakerRuntimeClient(connection);
+  client.middlewareStack.addRelativeTo(responseCap(maxResponse), {
+    relation: 'after',
+    toMiddleware: 'deserializerMiddleware',
+    name: 'mmeDeployResponseCap',
+  });
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeout * 1000);
+  const onAbort = () => deadline.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   const started = Date.now();
   let response;
   try {
@@ -75,12 +93,20 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
         Body: request.body,
         ...(options.variant ? { TargetVariant: options.variant } : {}),
       }),
-      signal ? { abortSignal: signal } : {},
+      { abortSignal: deadline.signal },
     );
   } catch (err) {
     if (signal?.aborted) {
       throw new MmeError('ABORTED', 'interrupted: the request was cancelled (the endpoint may still run it).');
     }
+    if (deadline.signal.aborted) {
+      throw new MmeError(
+        'AWS_FAILED',
+        `No answer from ${options.endpoint} for ${options.targetModel} within ${timeout} s (--timeout); the endpoint ` +
+          'may still run the request. A first call includes the model\'s download and load: try again, or raise --timeout.',
+      );
+    }
+    if (err instanceof MmeError) throw err;
     const region = options.region ? { region: options.region } : {};
     throw (
       explainInvokeFailure(err, { endpoint: options.endpoint, targetModel: options.targetModel, ...region }) ??
@@ -92,6 +118,8 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
       })
     );
   } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
     client.destroy();
   }
   const milliseconds = Date.now() - started;
@@ -105,4 +133,47 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
     io.stderr(`(${milliseconds} ms round trip${variant}; the first call to a model includes its download and load)\n`);
   }
   return ExitCode.Ok;
+}
+
+function positiveNumber(given: string | undefined, flag: string, fallback: number): number {
+  if (given === undefined) return fallback;
+  const value = Number(given);
+  if (!Number.isFinite(value) || value <= 0) throw new MmeError('USAGE', `${flag} ${given} must be a positive number.`);
+  return value;
+}
+
+/**
+ * An SDK middleware that refuses a response body over `maxBytes` before the SDK collects it into memory: by its
+ * Content-Length, else by counting the bytes as they stream in.
+ */
+function responseCap(maxBytes: number) {
+  const refuse = (bytes: string) =>
+    new MmeError(
+      'AWS_FAILED',
+      `The response is ${bytes}, over the ${(maxBytes / 1024 / 1024).toFixed(0)} MiB --max-response allows; nothing was ` +
+        'printed. Ask for fewer outputs with --output, or raise --max-response.',
+    );
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (next: (args: any) => Promise<any>) => async (args: unknown) => {
+    const result = await next(args);
+    const raw = result.response as { headers?: Record<string, string>; body?: NodeJS.ReadableStream & { destroy?: () => void } };
+    const length = Number(raw?.headers?.['content-length'] ?? NaN);
+    if (Number.isFinite(length) && length > maxBytes) {
+      raw.body?.destroy?.();
+      throw refuse(`${(length / 1024 / 1024).toFixed(1)} MiB`);
+    }
+    if (raw?.body && typeof (raw.body as { pipe?: unknown }).pipe === 'function') {
+      const { Transform } = await import('node:stream');
+      let seen = 0;
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          seen += chunk.length;
+          done(seen > maxBytes ? refuse(`over ${(maxBytes / 1024 / 1024).toFixed(0)} MiB`) : null, chunk);
+        },
+      });
+      raw.body.on('error', (err: Error) => counted.destroy(err));
+      raw.body = raw.body.pipe(counted);
+    }
+    return result;
+  };
 }

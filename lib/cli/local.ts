@@ -9,7 +9,7 @@ import { MmeError } from '../errors';
 import { shellCommand, shellQuote } from '../shell-quote';
 import { errorJson } from './json';
 import { formatDiagnosticText } from './report-format';
-import { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } from '../aws/invoke-request';
+import { buildInvokeRequest, decodeInferenceResponse, formatInferenceResponse, inferenceResponseToJson } from '../kserve/invoke-request';
 import type { ModelConfig } from '../config/model-config-schema';
 import { readInvokeModelConfig } from '../aws/invoke-model-config';
 import {

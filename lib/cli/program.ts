@@ -274,6 +274,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz (required)')
     .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
+    .option('--timeout <seconds>', 'give up waiting for the answer after this long (default: 60, SageMaker\'s own limit)')
+    .option('--max-response <MiB>', 'refuse a response larger than this instead of holding it in memory (default: 32)')
     .action(async (options: import('./invoke').InvokeOptions) => {
       const { runInvoke } = await import('./invoke');
       setExit(await cancellable(io, {}, ({ signal }) => runInvoke(options, io, signal)));

@@ -27,7 +27,7 @@ import { runPush } from '../../lib/cli/push';
 import { runList } from '../../lib/cli/list';
 import { runInvoke } from '../../lib/cli/invoke';
 import { runStatus } from '../../lib/cli/status';
-import { binaryJsonContentType } from '../../lib/aws/kserve-codec';
+import { binaryJsonContentType } from '../../lib/kserve/kserve-codec';
 import { statusMetricQueries } from '../../lib/aws/endpoint-status';
 import { useAwsProfiles } from './aws-profile-fixture';
 
@@ -55,6 +55,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+const unverified = { s3: 's3://model-bucket/mme/', verify: false } as const;
+
+/** Bytes that pass the gzip magic check only: these tests push with verify false (push-verify.test.ts verifies). */
 function archive(name: string, bytes: number): string {
   const path = join(dir, name);
   const data = Buffer.alloc(bytes, 7);
@@ -88,7 +91,7 @@ describe('push: the conditional write', () => {
     s3.on(HeadObjectCommand).rejects(awsError('NotFound', 404));
     s3.on(PutObjectCommand).resolves({ ETag: '"abc"' });
     const io = capture();
-    expect(await runPush(archive('small.tar.gz', 1000), { s3: 's3://model-bucket/mme/' }, io)).toBe(0);
+    expect(await runPush(archive('small.tar.gz', 1000), { ...unverified }, io)).toBe(0);
     expect(s3.calls().map((c) => c.args[0].constructor.name)).toEqual(['HeadObjectCommand', 'PutObjectCommand']);
     expect(s3.commandCalls(HeadObjectCommand)[0]!.args[0].input).toEqual({ Bucket: 'model-bucket', Key: 'mme/small.tar.gz' });
     const { Body, ...put } = s3.commandCalls(PutObjectCommand)[0]!.args[0].input;
@@ -108,7 +111,7 @@ describe('push: the conditional write', () => {
     s3.on(UploadPartCommand).resolves({ ETag: '"part"', ChecksumSHA256: 'c2hh' });
     s3.on(CompleteMultipartUploadCommand).resolves({ ETag: '"whole"' });
     const io = capture();
-    expect(await runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, io)).toBe(0);
+    expect(await runPush(archive('big.tar.gz', 11 * 1024 * 1024), { ...unverified, partSize: 5 * 1024 * 1024 }, io)).toBe(0);
     expect(s3.commandCalls(CreateMultipartUploadCommand)[0]!.args[0].input).toEqual({
       Bucket: 'model-bucket',
       Key: 'mme/big.tar.gz',
@@ -126,13 +129,13 @@ describe('push: the conditional write', () => {
   it('writes unconditionally with --force', async () => {
     s3.on(HeadObjectCommand).resolves({ ContentLength: 5, LastModified: new Date('2026-01-01T00:00:00Z') });
     s3.on(PutObjectCommand).resolves({});
-    expect(await runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', force: true }, capture())).toBe(0);
+    expect(await runPush(archive('small.tar.gz', 100), { ...unverified, force: true }, capture())).toBe(0);
     expect(s3.commandCalls(PutObjectCommand)[0]!.args[0].input.IfNoneMatch).toBeUndefined();
   });
 
   it('sends no byte when the TargetModel exists', async () => {
     s3.on(HeadObjectCommand).resolves({ ContentLength: 5 * 1024 ** 3, LastModified: new Date('2026-01-01T00:00:00Z') });
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, capture())).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { ...unverified }, capture())).rejects.toThrow(
       's3://model-bucket/mme/small.tar.gz already exists (5.0 GiB, last modified 2026-01-01T00:00:00.000Z); nothing was uploaded.',
     );
     expect(s3.calls()).toHaveLength(1);
@@ -141,7 +144,7 @@ describe('push: the conditional write', () => {
   it('reports a model written by someone else during the upload (412) without overwriting it', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('NotFound', 404));
     s3.on(PutObjectCommand).rejects(awsError('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold'));
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/' }, capture())).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { ...unverified }, capture())).rejects.toThrow(
       's3://model-bucket/mme/small.tar.gz was created by someone else while this upload ran; it was not overwritten.',
     );
   });
@@ -152,7 +155,7 @@ describe('push: the conditional write', () => {
     s3.on(UploadPartCommand).rejects(awsError('InternalError', 500));
     s3.on(AbortMultipartUploadCommand).resolves({});
     await expect(
-      runPush(archive('big.tar.gz', 11 * 1024 * 1024), { s3: 's3://model-bucket/mme/', partSize: 5 * 1024 * 1024 }, capture()),
+      runPush(archive('big.tar.gz', 11 * 1024 * 1024), { ...unverified, partSize: 5 * 1024 * 1024 }, capture()),
     ).rejects.toThrow(/Nothing was left in S3 \(the multipart upload was aborted\)/);
     expect(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input).toEqual({
       Bucket: 'model-bucket',
@@ -163,7 +166,7 @@ describe('push: the conditional write', () => {
 
   it('names the missing permission on AccessDenied', async () => {
     s3.on(HeadObjectCommand).rejects(awsError('Forbidden', 403));
-    await expect(runPush(archive('small.tar.gz', 100), { s3: 's3://model-bucket/mme/', profile: 'dev' }, capture())).rejects.toThrow(
+    await expect(runPush(archive('small.tar.gz', 100), { ...unverified, profile: 'dev' }, capture())).rejects.toThrow(
       'Access denied checking whether s3://model-bucket/mme/small.tar.gz exists: ' +
         "the credentials of profile 'dev' need s3:GetObject on it and s3:ListBucket on bucket model-bucket",
     );
@@ -271,7 +274,7 @@ describe('invoke', () => {
     const sent = runtime.commandCalls(InvokeEndpointCommand)[0]!.args[0].input;
     expect(sent.ContentType).toBe('application/json');
     expect(Buffer.from(sent.Body as Uint8Array).toString()).toBe(
-      '{"inputs":[{"name":"INPUT","shape":[1,5],"datatype":"UINT8","data":[1,2,3,4,5]}]}',
+      '{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT","shape":[1,5],"datatype":"UINT8","data":[1,2,3,4,5]}]}',
     );
     await expect(
       runInvoke({ endpoint: 'mme', targetModel: 'dali.tar.gz', model: 'model_tf_dali', input: ['IMAGE=@dog.jpg'] }, capture()),

@@ -9,7 +9,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/kserve/kserve-codec';
 import { runCli } from '../cli/run-cli';
 
 interface Recorded {
@@ -28,6 +28,8 @@ interface Answer {
 class SageMakerRuntimeStandIn {
   readonly requests: Recorded[] = [];
   answer: Answer = { status: 500, body: '{"message":"no answer set"}' };
+  /** Milliseconds to wait before answering (a model that hangs). */
+  delayMs = 0;
   private server?: Server;
   url = '';
 
@@ -38,8 +40,13 @@ class SageMakerRuntimeStandIn {
       req.on('end', () => {
         this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
         const body = Buffer.from(this.answer.body);
-        res.writeHead(this.answer.status, { 'x-amzn-RequestId': 'req-1', 'Content-Length': String(body.length), ...this.answer.headers });
-        res.end(body);
+        const answer = () => {
+          if (res.destroyed) return;
+          res.writeHead(this.answer.status, { 'x-amzn-RequestId': 'req-1', 'Content-Length': String(body.length), ...this.answer.headers });
+          res.end(body);
+        };
+        if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+        else answer();
       });
     });
     await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
@@ -111,6 +118,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   standIn.requests.length = 0;
+  standIn.delayMs = 0;
   dir = mkdtempSync(join(tmpdir(), 'invoke-endpoint-'));
   mkdirSync(join(dir, 'half'));
   writeFileSync(join(dir, 'half', 'config.pbtxt'), HALF_MODEL);
@@ -172,7 +180,7 @@ describe('invoke through the SageMaker Runtime API', () => {
     expect(run.code).toBe(0);
     expect(standIn.requests[0]!.headers['content-type']).toBe('application/json');
     expect(standIn.requests[0]!.body.toString()).toBe(
-      '{"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,-1]}]}',
+      '{"parameters":{"binary_data_output":true},"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,-1]}]}',
     );
     const printed = JSON.parse(run.stdout) as { outputs: { name: string; data: unknown[] }[] };
     expect(printed.outputs.map((o) => [o.name, o.data])).toEqual([
@@ -237,4 +245,46 @@ describe('invoke through the SageMaker Runtime API', () => {
     expect(json.stderr).toContain('receiving FP16 data via JSON is not supported. Please use the binary data format for input X');
     expect(standIn.requests).toEqual([]);
   });
+});
+
+describe('invoke bounds what it waits for and what it holds', () => {
+  it('gives up after --timeout with what to do, and says the endpoint may still run the request (exit 1)', async () => {
+    standIn.inferenceResponse({ outputs: [{ name: 'Y', datatype: 'FP32', shape: [1], data: [1] }] });
+    standIn.delayMs = 8000;
+    const result = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--timeout', '1');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('No answer from mme for m.tar.gz within 1 s (--timeout); the endpoint may still run the request.');
+    expect(standIn.requests).toHaveLength(1);
+  }, 60_000);
+
+  it('refuses a response over --max-response without printing it (exit 1)', async () => {
+    const data = Buffer.alloc(2 * 1024 * 1024, 1);
+    standIn.inferenceResponse(
+      { outputs: [{ name: 'Y', datatype: 'UINT8', shape: [data.length], parameters: { binary_data_size: data.length } }] },
+      data,
+    );
+    const result = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--max-response', '1');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/The response is 2\.0 MiB, over the 1 MiB --max-response allows; nothing was printed/);
+    expect(result.stdout).toBe('');
+    const fits = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--max-response', '3');
+    expect(fits.code).toBe(0);
+  }, 60_000);
+
+  it('asks for binary outputs by default and prints a BYTES output that is not UTF-8 and NaN from JSON', async () => {
+    const blob = Buffer.from([2, 0, 0, 0, 0xff, 0x00]);
+    standIn.inferenceResponse({ outputs: [{ name: 'B', datatype: 'BYTES', shape: [1], parameters: { binary_data_size: 6 } }] }, blob);
+    const bytes = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--json');
+    expect(bytes.code).toBe(0);
+    expect(JSON.parse(standIn.requests[0]!.body.toString()).parameters).toEqual({ binary_data_output: true });
+    expect(JSON.parse(bytes.stdout).outputs[0].data).toEqual([{ base64: Buffer.from([0xff, 0x00]).toString('base64') }]);
+    standIn.answer = {
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"outputs":[{"name":"Y","datatype":"FP32","shape":[3],"data":[NaN,Infinity,-Infinity]}]}',
+    };
+    const special = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--json');
+    expect(special.code).toBe(0);
+    expect(JSON.parse(special.stdout).outputs[0].data).toEqual(['NaN', 'Infinity', '-Infinity']);
+  }, 60_000);
 });

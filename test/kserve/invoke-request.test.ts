@@ -3,9 +3,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseModelConfig } from '../../lib/config/parse';
-import { buildInvokeRequest, formatInferenceResponse, inferenceResponseToJson, topK } from '../../lib/aws/invoke-request';
+import { buildInvokeRequest, formatInferenceResponse, inferenceResponseToJson, topK } from '../../lib/kserve/invoke-request';
 import { readInvokeModelConfig } from '../../lib/aws/invoke-model-config';
-import { decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { decodeInferenceRequest } from '../../lib/kserve/kserve-codec';
 import { MmeError } from '../../lib/errors';
 import { exitCodeOf } from '../../lib/cli/exit-codes';
 
@@ -61,12 +61,17 @@ describe('building an invoke request from command-line inputs', () => {
     writeFileSync(join(dir, 'dog.jpg'), Buffer.from([1, 2, 255]));
     const { body, contentType } = await buildInvokeRequest({ inputs: ['INPUT=@dog.jpg'] }, config(IMAGE_ENSEMBLE), { cwd: dir });
     expect(contentType).toBe('application/json');
-    expect(body.toString()).toBe('{"inputs":[{"name":"INPUT","shape":[1,3],"datatype":"UINT8","data":[1,2,255]}]}');
+    expect(body.toString()).toBe(
+      '{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT","shape":[1,3],"datatype":"UINT8","data":[1,2,255]}]}',
+    );
   });
 
   it('sends sentences as BYTES with the batch dim prepended, a batch when repeated', async () => {
     const { body } = await buildInvokeRequest({ texts: ['INPUT0=Hello there', 'INPUT0=Bonjour'] }, config(SENTENCE_ENSEMBLE));
-    expect(body.toString()).toBe('{"inputs":[{"name":"INPUT0","shape":[2,1],"datatype":"BYTES","data":["Hello there","Bonjour"]}]}');
+    expect(body.toString()).toBe(
+      '{"parameters":{"binary_data_output":true},' +
+        '"inputs":[{"name":"INPUT0","shape":[2,1],"datatype":"BYTES","data":["Hello there","Bonjour"]}]}',
+    );
   });
 
   it('shapes a flat JSON array from the config and a nested one from its nesting', async () => {
@@ -83,14 +88,17 @@ describe('building an invoke request from command-line inputs', () => {
   it('takes shape and datatype from --shape/--datatype when there is no config', async () => {
     const { body } = await buildInvokeRequest({ inputs: ['X=[1,2,3,4]', 'Y=[5]'], shape: 'X=2x2', datatype: 'X=int16 Y=fp64' });
     expect(body.toString()).toBe(
-      '{"inputs":[{"name":"X","shape":[2,2],"datatype":"INT16","data":[1,2,3,4]},{"name":"Y","shape":[1],"datatype":"FP64","data":[5]}]}',
+      '{"parameters":{"binary_data_output":true},' +
+        '"inputs":[{"name":"X","shape":[2,2],"datatype":"INT16","data":[1,2,3,4]},{"name":"Y","shape":[1],"datatype":"FP64","data":[5]}]}',
     );
   });
 
   it('accepts a KServe tensor object in the JSON file', async () => {
     writeFileSync(join(dir, 't.json'), JSON.stringify({ shape: [2], datatype: 'INT64', data: ['9007199254740993', 2] }));
     const { body } = await buildInvokeRequest({ inputs: ['A=@t.json'] }, config(NO_BATCH), { cwd: dir });
-    expect(body.toString()).toBe('{"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,2]}]}');
+    expect(body.toString()).toBe(
+      '{"parameters":{"binary_data_output":true},"inputs":[{"name":"A","shape":[2],"datatype":"INT64","data":[9007199254740993,2]}]}',
+    );
   });
 
   it('asks only for the named outputs, in binary with --binary', async () => {
@@ -268,10 +276,27 @@ output [ { name: "Y" data_type: TYPE_FP16 dims: [ 2 ] }, { name: "N" data_type: 
     expect(Object.is(input.data[1], -0)).toBe(true);
   });
 
-  it('goes binary for an FP16 output the config declares, unless --output leaves it out', async () => {
-    expect((await buildInvokeRequest({ inputs: ['X=[1,2]'] }, config(FLOAT_IN_HALF_OUT))).contentType).toMatch(/binary\+json/);
+  it('sends JSON inputs and asks for every output in binary, so an FP16 output comes back whole', async () => {
+    const encoded = await buildInvokeRequest({ inputs: ['X=[1,2]'] }, config(FLOAT_IN_HALF_OUT));
+    expect(encoded.contentType).toBe('application/json');
+    expect(JSON.parse(encoded.body.toString()).parameters).toEqual({ binary_data_output: true });
     const onlyN = await buildInvokeRequest({ inputs: ['X=[1,2]'], outputs: ['N'] }, config(FLOAT_IN_HALF_OUT));
-    expect(onlyN.contentType).toBe('application/json');
+    expect(JSON.parse(onlyN.body.toString()).outputs).toEqual([{ name: 'N', parameters: { binary_data: true } }]);
+    const json = await buildInvokeRequest({ inputs: ['X=[1,2]'], outputs: ['N'], binary: false }, config(FLOAT_IN_HALF_OUT));
+    expect(JSON.parse(json.body.toString()).outputs).toEqual([{ name: 'N' }]);
+  });
+
+  it('refuses a scalar input file ({"shape": []}) with the fix, and a raw file over the limit unread', async () => {
+    writeFileSync(join(dir, 'scalar.json'), '{"shape": [], "datatype": "FP32", "data": [0.5]}');
+    await expect(buildInvokeRequest({ inputs: ['T=@scalar.json'] }, undefined, { cwd: dir })).rejects.toMatchObject({
+      code: 'BAD_SHAPE',
+      message: expect.stringContaining('Send it with shape [1]'),
+    });
+    writeFileSync(join(dir, 'big.jpg'), Buffer.alloc(2048, 1));
+    await expect(buildInvokeRequest({ inputs: ['I=@big.jpg'] }, undefined, { cwd: dir, maxBytes: 1024 })).rejects.toMatchObject({
+      bytes: 2048,
+      maxBytes: 1024,
+    });
   });
 
   it('goes binary for --datatype BF16 without a config, and stays JSON for FP32', async () => {

@@ -13,10 +13,12 @@ import {
   float16Value,
   jsonCarries,
   parseJsonExact,
-} from '../../lib/aws/kserve-codec';
+  RequestTooLargeError,
+} from '../../lib/kserve/kserve-codec';
 import fc from 'fast-check';
 import { MmeError } from '../../lib/errors';
 
+const BINARY_MIME = 'application/vnd.sagemaker-triton.binary+json';
 const hex = (buffer: Uint8Array) => Buffer.from(buffer).toString('hex');
 
 describe('binary tensor data (little-endian, row-major, no padding)', () => {
@@ -165,15 +167,41 @@ describe('request bodies', () => {
     expect(body.toString('latin1')).toMatch(/^\{"parameters":\{"binary_data_output":true\},"inputs":/);
   });
 
-  it('writes 64-bit integers as exact JSON digits and refuses NaN in JSON', () => {
+  it('writes 64-bit integers as exact JSON digits, and NaN and the infinities as the bare literals Triton parses', () => {
     const { body } = encodeInferenceRequest(
       { inputs: [{ name: 'ID', datatype: 'UINT64', shape: [1], data: [18446744073709551615n] }] },
       { binary: false },
     );
     expect(body.toString()).toContain('"data":[18446744073709551615]');
-    expect(() => encodeInferenceRequest({ inputs: [{ name: 'X', datatype: 'FP32', shape: [1], data: [NaN] }] }, { binary: false })).toThrow(
-      /JSON cannot carry; send it with --binary/,
+    const special = encodeInferenceRequest(
+      { inputs: [{ name: 'X', datatype: 'FP32', shape: [4], data: [NaN, Infinity, -Infinity, 'nan'] }] },
+      { binary: false },
     );
+    // RapidJSON with kParseNanAndInfFlag (Triton's reader) takes exactly these spellings; strict JSON has none.
+    expect(special.body.toString()).toContain('"data":[NaN,Infinity,-Infinity,NaN]');
+    expect(decodeInferenceRequest(special.body, special.contentType).inputs[0]!.data).toEqual([NaN, Infinity, -Infinity, NaN]);
+  });
+
+  it('refuses a scalar input (shape []), which Triton never accepts, with the fix', () => {
+    for (const binary of [false, true]) {
+      expect(() => encodeInferenceRequest({ inputs: [{ name: 'T', datatype: 'FP32', shape: [], data: [0.5] }] }, { binary })).toThrow(
+        "Input 'T' has shape [] (a scalar), which Triton never accepts: every model input has at least one dimension. " +
+          'Send it with shape [1] (one element); a model that wants a scalar declares dims: [ 1 ] with reshape: { shape: [ ] } ' +
+          'in its config.pbtxt.',
+      );
+    }
+  });
+
+  it('asks for binary outputs over JSON inputs when told (binaryOutputs), as tritonclient does', () => {
+    const { body, contentType } = encodeInferenceRequest({ inputs: [request.inputs[1]!] }, { binary: false, binaryOutputs: true });
+    expect(contentType).toBe('application/json');
+    expect(body.toString()).toBe(
+      '{"parameters":{"binary_data_output":true},"inputs":[{"name":"MASK","shape":[1,2],"datatype":"INT32","data":[1,-1]}]}',
+    );
+    const withOutput = { inputs: [request.inputs[1]!], outputs: [{ name: 'A' }] };
+    const listed = encodeInferenceRequest(withOutput, { binary: false, binaryOutputs: true });
+    expect(listed.body.toString()).toContain('"outputs":[{"name":"A","parameters":{"binary_data":true}}]');
+    expect(encodeInferenceRequest({ inputs: [request.inputs[1]!] }, { binary: false }).body.toString()).not.toContain('binary_data');
   });
 
   it('refuses a shape that does not match the data', () => {
@@ -326,3 +354,113 @@ describe('BF16 rounding', () => {
     expect(hex(encodeTensorData('BF16', [value]))).toBe('813f');
   });
 });
+
+describe('size limits, checked before encoding', () => {
+  it('refuses a binary request over maxBytes from its sizes alone, before any element is converted', () => {
+    // The last element is no number: encoding would fail on it, so a size error proves nothing was encoded.
+    const data: TensorElement[] = [...new Array<number>(1000).fill(1), 'not a number'];
+    const request = { inputs: [{ name: 'X', datatype: 'FP32' as const, shape: [1001], data }] };
+    const refused = () => encodeInferenceRequest(request, { binary: true, maxBytes: 4000 });
+    expect(refused).toThrow(RequestTooLargeError);
+    expect(refused).toThrow('The request is 0.0 MiB, over the 0.0 MiB allowed.');
+    try {
+      refused();
+    } catch (err) {
+      expect(err).toMatchObject({ bytes: 4004, maxBytes: 4000, exact: true, binary: true, code: 'USAGE' });
+    }
+    expect(() => encodeInferenceRequest(request, { binary: true, maxBytes: 5000 })).toThrow(/element 1000 of tensor 'X'/);
+  });
+
+  it('stops a JSON request as soon as it passes maxBytes, with an estimate of its size', () => {
+    const data: TensorElement[] = [...new Array<number>(100_000).fill(0.25), 'not a number'];
+    const request = { inputs: [{ name: 'X', datatype: 'FP32' as const, shape: [100_001], data }] };
+    let caught: unknown;
+    try {
+      encodeInferenceRequest(request, { binary: false, maxBytes: 10_000 });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(RequestTooLargeError);
+    // 5 bytes per element ("0.25,"): about 500 kB for the whole tensor.
+    expect(caught).toMatchObject({ exact: false, binary: false });
+    expect((caught as RequestTooLargeError).bytes).toBeGreaterThan(450_000);
+    expect((caught as RequestTooLargeError).bytes).toBeLessThan(550_000);
+  });
+
+  it('keeps a body that fits, byte for byte the same as without a limit', () => {
+    const request = { inputs: [{ name: 'X', datatype: 'INT32' as const, shape: [3], data: [1, 2, 3] }] };
+    for (const binary of [false, true]) {
+      expect(encodeInferenceRequest(request, { binary, maxBytes: 1 << 20 })).toEqual(encodeInferenceRequest(request, { binary }));
+    }
+  });
+});
+
+describe('responses as Triton writes them', () => {
+  it('decodes the bare NaN, Infinity and -Infinity of RapidJSON kWriteNanAndInfFlag as numbers', () => {
+    const body = Buffer.from(
+      '{"model_name":"m","outputs":[{"name":"Y","datatype":"FP32","shape":[1,4],"data":[NaN,Infinity,-Infinity,1.5]},' +
+        '{"name":"S","datatype":"BYTES","shape":[1],"data":["NaN Infinity"]}]}',
+    );
+    const response = decodeInferenceResponse(body, 'application/json');
+    expect(response.outputs[0]!.data).toEqual([NaN, Infinity, -Infinity, 1.5]);
+    expect(Buffer.from(response.outputs[1]!.data[0] as Uint8Array).toString()).toBe('NaN Infinity');
+    expect(parseJsonExact('{"a":"x NaN","b":[-Infinity],"NaNs":NaN}')).toEqual({ a: 'x NaN', b: ['-Infinity'], NaNs: 'NaN' });
+  });
+
+  it('keeps BYTES that are not UTF-8 intact in a binary output', () => {
+    const blob = Buffer.from([3, 0, 0, 0, 0xff, 0xfe, 0x00]);
+    const header = JSON.stringify({ outputs: [{ name: 'B', datatype: 'BYTES', shape: [1], parameters: { binary_data_size: 7 } }] });
+    const response = decodeInferenceResponse(Buffer.concat([Buffer.from(header), blob]), binaryJsonContentType(header.length));
+    expect([...(response.outputs[0]!.data[0] as Uint8Array)]).toEqual([0xff, 0xfe, 0x00]);
+  });
+});
+
+describe('malformed responses: one precise BAD_BODY each, never a crash', () => {
+  const json = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+  const tensor = { name: 'Y', datatype: 'FP32', shape: [2], data: [1, 2] };
+  const cases: [string, Buffer, string | undefined, RegExp][] = [
+    ['a body that is not JSON', json('<html>busy</html>'), 'application/json', /is not a KServe v2 inference response: its JSON/],
+    ['a JSON array', json([1, 2]), 'application/json', /^The response JSON is not an object\.$/],
+    ['no outputs array', json({ model_name: 'm' }), 'application/json', /^The response JSON has no "outputs" array\.$/],
+    ['an output without a name', json({ outputs: [{ datatype: 'FP32', shape: [1], data: [1] }] }), undefined, /Tensor 0 of the response/],
+    ['an unknown datatype', json({ outputs: [{ ...tensor, datatype: 'FP8' }] }), undefined, /Tensor 'Y' has unknown datatype "FP8"/],
+    ['a negative dimension', json({ outputs: [{ ...tensor, shape: [-1] }] }), undefined, /Tensor 'Y' has no valid shape/],
+    ['a missing shape', json({ outputs: [{ name: 'Y', datatype: 'FP32', data: [1] }] }), undefined, /Tensor 'Y' has no valid shape/],
+    ['too few elements', json({ outputs: [{ ...tensor, shape: [3] }] }), undefined, /holds 2 elements but its shape \[3\] needs 3/],
+    ['an object among the data', json({ outputs: [{ ...tensor, data: [1, { x: 1 }] }] }), undefined, /element 1 of tensor 'Y'/],
+    ['a string that is no number', json({ outputs: [{ ...tensor, data: [1, 'one'] }] }), undefined, /FP32 needs a number/],
+    [
+      'a negative binary_data_size',
+      json({ outputs: [{ name: 'Y', datatype: 'FP32', shape: [1], parameters: { binary_data_size: -4 } }] }),
+      undefined,
+      /invalid binary_data_size -4/,
+    ],
+    ['a header size that is no number', json({ outputs: [] }), `${BINARY_MIME};json-header-size=ten`, /inference header size/],
+    ['a binary content type without a size', json({ outputs: [] }), BINARY_MIME, /Unable to parse inference header size/],
+  ];
+  for (const [what, body, contentType, message] of cases) {
+    it(`reports ${what}`, () => {
+      let caught: unknown;
+      try {
+        decodeInferenceResponse(body, contentType);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(MmeError);
+      expect(caught).toMatchObject({ code: 'BAD_BODY', message: expect.stringMatching(message) });
+    });
+  }
+
+  it('reports bytes after the last binary output, and a binary output whose size breaks its datatype', () => {
+    const header = JSON.stringify({ outputs: [{ name: 'Y', datatype: 'FP32', shape: [1], parameters: { binary_data_size: 4 } }] });
+    const trailing = Buffer.concat([Buffer.from(header), Buffer.alloc(6)]);
+    expect(() => decodeInferenceResponse(trailing, binaryJsonContentType(header.length))).toThrow(
+      'The response has 2 bytes after its last binary tensor that no tensor declares.',
+    );
+    const odd = JSON.stringify({ outputs: [{ name: 'Y', datatype: 'FP32', shape: [1], parameters: { binary_data_size: 3 } }] });
+    expect(() => decodeInferenceResponse(Buffer.concat([Buffer.from(odd), Buffer.alloc(3)]), binaryJsonContentType(odd.length))).toThrow(
+      "Tensor 'Y' (FP32) has 3 bytes of data; expected 4 (1 × 4).",
+    );
+  });
+});
+
