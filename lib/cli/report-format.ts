@@ -38,12 +38,24 @@ export function formatReport(report: ValidationReport, target: string): string {
     const list = byModel.get(key);
     if (!list) continue;
     lines.push(key ? `${key}:` : `${target}:`);
-    for (const d of list) lines.push(formatDiagnosticText(d, { prefix: '  ' }));
+    for (const d of list) lines.push(formatDiagnosticText({ ...d, file: asGiven(target, d.file) }, { prefix: '  ' }));
   }
   const models = report.models.length;
   const verdict = report.ok ? 'valid' : 'invalid';
   lines.push(`${target}: ${verdict} (${models} model${models === 1 ? '' : 's'}; ${countSummary(report.diagnostics)})`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * A diagnostic's file (relative to the path the user gave) as a path from where the user is, spelled from what they
+ * typed: `./ensemble_hf` and `bert-trt/config.pbtxt` give `./ensemble_hf/bert-trt/config.pbtxt`, which a terminal
+ * or editor opens with its line and column. An archive's entries stay as they are: they are no path on disk.
+ */
+export function asGiven(given: string, file: string): string {
+  if (/\.(tar\.gz|tgz)$/i.test(given)) return file;
+  const base = given.length > 1 ? given.replace(/[\\/]+$/, '') || given : given;
+  if (file === '.' || file === '') return base;
+  return base.endsWith('/') ? `${base}${file}` : `${base}/${file}`;
 }
 
 /**
