@@ -25,6 +25,9 @@ export function reportToJson(report: ValidationReport): ReportJson {
   };
 }
 
+/** Errors of an ensemble that only say a composing model failed (lib/repository/ensemble-graph.ts). */
+const ECHO_CODES: ReadonlySet<string> = new Set(['ensemble-invalid-model', 'ensemble-model-no-version']);
+
 /** Diagnostics grouped by model, each with file:line:col and its caret excerpt, then a one-line summary. */
 export function formatReport(report: ValidationReport, target: string): string {
   const lines: string[] = [];
@@ -33,8 +36,14 @@ export function formatReport(report: ValidationReport, target: string): string {
     const key = d.model ?? '';
     byModel.set(key, [...(byModel.get(key) ?? []), d]);
   }
-  const order = ['', ...report.models.map((m) => m.name)];
-  for (const key of [...new Set([...order, ...byModel.keys()])]) {
+  // Root causes first: a model whose every error only repeats a composing model's failure comes after the models
+  // whose own errors explain it, so the first error on the screen is the one to fix.
+  const echoOnly = (key: string) => {
+    const errors = (byModel.get(key) ?? []).filter((d) => d.severity === 'error');
+    return errors.length > 0 && errors.every((d) => ECHO_CODES.has(d.code));
+  };
+  const order = [...new Set(['', ...report.models.map((m) => m.name), ...byModel.keys()])];
+  for (const key of [...order.filter((k) => !echoOnly(k)), ...order.filter(echoOnly)]) {
     const list = byModel.get(key);
     if (!list) continue;
     lines.push(key ? `${key}:` : `${target}:`);

@@ -189,7 +189,11 @@ export function checkEnsembleGraph(
       );
     }
 
-    if (!model.parsed) return;
+    // One root cause, one error: Triton loads an ensemble only once every composing model has loaded (core
+    // model_repository_manager.cc, the "depends on ... which has no loaded version" status above), so it never
+    // compares the maps with a composing model that failed. Checking them here would only echo that model's own
+    // error, with suggestions drawn from the very names that are wrong.
+    if (!model.parsed || firstError) return;
     checkStepTensors(ensemble, index, step, model, tensors, out);
   });
 
