@@ -9,6 +9,7 @@ import {
 import type { Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
 import { loadFixture } from './ensemble-fixtures';
+import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 import { makeRepo, removeRepos, type RepoFiles } from './repo-builder';
 
 afterAll(removeRepos);
@@ -164,8 +165,9 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
     it('reports a failed composing model once: no map check against its config, no suggestion of its wrong names', async () => {
       const tensor = (name: string) => `{ name: "${name}" data_type: TYPE_FP32 dims: [ 16 ] }`;
       const files = {
-        // 'inputs_ids' is the typo; the model has no version directory, so Triton never loads it.
+        // 'inputs_ids' is the typo: the ONNX graph's input is input_ids, so Triton never loads the model.
         'net/config.pbtxt': `platform: "onnxruntime_onnx"\ninput [ ${tensor('inputs_ids')} ]\noutput [ ${tensor('out')} ]\n`,
+        'net/1/model.onnx': onnxModel([['input_ids', FLOAT, [16]]], [['out', FLOAT, [16]]]),
         'ens/config.pbtxt':
           `platform: "ensemble"\ninput [ ${tensor('input_ids')} ]\noutput [ ${tensor('out')} ]\n` +
           'ensemble_scheduling { step [ { model_name: "net" model_version: -1 ' +
@@ -174,14 +176,14 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       };
       const report = await validateRepository(makeRepo(files));
       expect(report.diagnostics.map((d) => [d.model, d.code])).toEqual([
-        ['ens', 'ensemble-model-no-version'],
-        ['net', 'no-version'],
+        ['ens', 'ensemble-invalid-model'],
+        ['net', 'onnx-unknown-input'],
       ]);
       expect(report.diagnostics.map((d) => d.message).join('\n')).not.toContain("did you mean 'inputs_ids'");
       // The root cause is printed first, the ensemble's echo of it after.
       const { formatReport } = await import('../../lib/cli/report-format');
       const text = formatReport(report, 'repo');
-      expect(text.indexOf('[no-version]')).toBeLessThan(text.indexOf('[ensemble-model-no-version]'));
+      expect(text.indexOf('[onnx-unknown-input]')).toBeLessThan(text.indexOf('[ensemble-invalid-model]'));
       expect(text.indexOf('net:')).toBeLessThan(text.indexOf('ens:'));
     });
 
