@@ -234,6 +234,15 @@ export async function writeNewFile(path: string, text: string, force: boolean, s
 
 const MAX_MODEL_ROWS = 50;
 
+/**
+ * The last row of the cost table: what the MME saves, or, when it needs more instances than there are models (the
+ * saving is negative), what it costs more, said that way round with positive figures.
+ */
+export function savingRow(k: NonNullable<PlanReport['cost']>): string[] {
+  if (k.savingPercent >= 0) return [`saving ${k.savingPercent} %`, '', usd(k.savingPerMonthUsd), usd(k.savingPerYearUsd)];
+  return [`MME costs ${-k.savingPercent} % more`, '', usd(-k.savingPerMonthUsd), usd(-k.savingPerYearUsd)];
+}
+
 export function formatReport(report: PlanReport): string {
   const out: string[] = [];
   const t = report.instanceType;
@@ -293,7 +302,7 @@ export function formatReport(report: PlanReport): string {
           ['', 'instances', 'per month', 'per year'],
           ['multi-model endpoint', String(k.multiModel.instances), usd(k.multiModel.perMonthUsd), usd(k.multiModel.perYearUsd)],
           ['one endpoint per model', String(k.singleModel.instances), usd(k.singleModel.perMonthUsd), usd(k.singleModel.perYearUsd)],
-          [`saving ${k.savingPercent} %`, '', usd(k.savingPerMonthUsd), usd(k.savingPerYearUsd)],
+          savingRow(k),
         ],
         [false, true, true, true],
       ).map((line) => `  ${line}`),

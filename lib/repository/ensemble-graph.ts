@@ -189,12 +189,23 @@ export function checkEnsembleGraph(
       );
     }
 
-    if (!model.parsed) return;
+    // One root cause, one error: when the composing model's own tensor list is wrong (a name its model file does
+    // not have), Triton never loads it, so never compares the ensemble's maps with it; checking them here would only
+    // echo that error, with suggestions drawn from the very names that are wrong. Other failures (a missing file)
+    // leave its tensor names trustworthy, and the maps are still checked.
+    if (!model.parsed || hasTensorError(model, options)) return;
     checkStepTensors(ensemble, index, step, model, tensors, out);
   });
 
   checkDecoupledStreams(ensemble, models, out);
   return out;
+}
+
+/** Whether the model's own errors say its declared inputs or outputs are wrong (`onnx-unknown-input`, ...). */
+function hasTensorError(model: LoadedModel, options: EnsembleGraphOptions): boolean {
+  return (options.modelDiagnostics?.get(model.name) ?? []).some(
+    (d) => d.severity === 'error' && /-unknown-(input|output)$|^byte-order-mark$|^syntax-error$/.test(d.code),
+  );
 }
 
 function firstErrorOf(model: LoadedModel, options: EnsembleGraphOptions): string | undefined {

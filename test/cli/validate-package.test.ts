@@ -1,3 +1,4 @@
+import { asGiven } from '../../lib/cli/report-format';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,11 +37,21 @@ describe('mme-deploy validate', () => {
     const repo = makeRepo(BROKEN);
     const run = await runCli(['validate', repo]);
     expect(run.code).toBe(1);
+    // The file as a path from where the user is, spelled from the path they gave: an editor opens it at line:col.
     expect(run.stdout).toContain(
-      `net:\n  net/config.pbtxt:4:${DIMZ_COLUMN}: error [unknown-field] Message ` +
+      `net:\n  ${repo}/net/config.pbtxt:4:${DIMZ_COLUMN}: error [unknown-field] Message ` +
         'type "inference.ModelInput" has no field named "dimz". Did you mean "dims"?',
     );
     expect(run.stdout).toContain('^');
+  });
+
+  it('names files as the user gave the path: ./ensemble_hf/bert-trt/config.pbtxt, ensemble_hf/x, a model directory', () => {
+    expect(asGiven('./ensemble_hf', 'bert-trt/config.pbtxt')).toBe('./ensemble_hf/bert-trt/config.pbtxt');
+    expect(asGiven('ensemble_hf/', 'bert-trt/config.pbtxt')).toBe('ensemble_hf/bert-trt/config.pbtxt');
+    expect(asGiven('.', 'bert-trt/config.pbtxt')).toBe('./bert-trt/config.pbtxt');
+    expect(asGiven('/', 'm/config.pbtxt')).toBe('/m/config.pbtxt');
+    expect(asGiven('./ensemble_hf/bert-trt', '.')).toBe('./ensemble_hf/bert-trt');
+    expect(asGiven('model.tar.gz', 'm/config.pbtxt')).toBe('m/config.pbtxt');
   });
 
   it('prints exactly one JSON object with --json', async () => {

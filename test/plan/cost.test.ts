@@ -1,3 +1,4 @@
+import { savingRow } from '../../lib/cli/plan';
 import { onDemandHourlyPriceUsd } from '../../lib/catalog/prices';
 import { compareHostingCost, HOURS_PER_MONTH, HOURS_PER_YEAR } from '../../lib/plan/cost';
 
@@ -17,6 +18,18 @@ describe('hosting cost', () => {
     expect(cost.multiModel).toEqual({ instances: 3, perHourUsd: 6, perMonthUsd: 6 * HOURS_PER_MONTH, perYearUsd: 6 * HOURS_PER_YEAR });
     expect(cost.singleModel.perMonthUsd).toBe(20 * 730);
     expect(cost.savingPercent).toBe(70);
+  });
+
+  it('labels the cost the right way round when the MME costs more', () => {
+    const cost = compareHostingCost({ hourlyPriceUsd: 1, mmeInstances: 3, models: 2 });
+    expect(savingRow({ ...cost, hourlyPriceUsd: 1 } as Parameters<typeof savingRow>[0])).toEqual([
+      'MME costs 50 % more',
+      '',
+      '$730.00',
+      '$8,760.00',
+    ]);
+    const saving = compareHostingCost({ hourlyPriceUsd: 1, mmeInstances: 1, models: 2 });
+    expect(savingRow(saving as Parameters<typeof savingRow>[0])[0]).toBe('saving 50 %');
   });
 
   it('shows a negative saving when the MME has more instances than there are models', () => {

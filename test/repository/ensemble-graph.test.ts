@@ -9,6 +9,7 @@ import {
 import type { Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
 import { loadFixture } from './ensemble-fixtures';
+import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 import { makeRepo, removeRepos, type RepoFiles } from './repo-builder';
 
 afterAll(removeRepos);
@@ -161,12 +162,37 @@ describe('ensemble rules against the composing models (10.14–10.30)', () => {
       expect(diagnostics[0]!.message).toContain('key and value look swapped');
     });
 
+    it('reports a failed composing model once: no map check against its config, no suggestion of its wrong names', async () => {
+      const tensor = (name: string) => `{ name: "${name}" data_type: TYPE_FP32 dims: [ 16 ] }`;
+      const files = {
+        // 'inputs_ids' is the typo: the ONNX graph's input is input_ids, so Triton never loads the model.
+        'net/config.pbtxt': `platform: "onnxruntime_onnx"\ninput [ ${tensor('inputs_ids')} ]\noutput [ ${tensor('out')} ]\n`,
+        'net/1/model.onnx': onnxModel([['input_ids', FLOAT, [16]]], [['out', FLOAT, [16]]]),
+        'ens/config.pbtxt':
+          `platform: "ensemble"\ninput [ ${tensor('input_ids')} ]\noutput [ ${tensor('out')} ]\n` +
+          'ensemble_scheduling { step [ { model_name: "net" model_version: -1 ' +
+          'input_map { key: "input_ids" value: "input_ids" } output_map { key: "out" value: "out" } } ] }\n',
+        'ens/1/': null,
+      };
+      const report = await validateRepository(makeRepo(files));
+      expect(report.diagnostics.map((d) => [d.model, d.code])).toEqual([
+        ['ens', 'ensemble-invalid-model'],
+        ['net', 'onnx-unknown-input'],
+      ]);
+      expect(report.diagnostics.map((d) => d.message).join('\n')).not.toContain("did you mean 'inputs_ids'");
+      // The root cause is printed first, the ensemble's echo of it after.
+      const { formatReport } = await import('../../lib/cli/report-format');
+      const text = formatReport(report, 'repo');
+      expect(text.indexOf('[onnx-unknown-input]')).toBeLessThan(text.indexOf('[ensemble-invalid-model]'));
+      expect(text.indexOf('net:')).toBeLessThan(text.indexOf('ens:'));
+    });
+
     it('takes a key one typo from its value for a typo, not for a swapped pair', async () => {
       const tensor = (name: string) => `{ name: "${name}" data_type: TYPE_FP32 dims: [ 16 ] }`;
       const report = await validateRepository(
         makeRepo({
-          'net/config.pbtxt': `platform: "onnxruntime_onnx"\ninput [ ${tensor('token_ids')} ]\noutput [ ${tensor('out')} ]\n`,
-          'net/1/': null,
+          'net/config.pbtxt': `platform: "tensorrt_plan"\ninput [ ${tensor('token_ids')} ]\noutput [ ${tensor('out')} ]\n`,
+          'net/1/model.plan': '',
           'ens/config.pbtxt':
             `platform: "ensemble"\ninput [ ${tensor('token_ids')} ]\noutput [ ${tensor('out')} ]\n` +
             'ensemble_scheduling { step [ { model_name: "net" model_version: -1 ' +
