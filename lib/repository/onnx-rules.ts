@@ -8,7 +8,6 @@
 // triton-inference-server/backend src/backend_common.cc:336-378.
 
 import { join } from 'node:path';
-import type { ConfigPositions } from '../config/parse';
 import type {
   DataTypeName,
   ModelConfig,
@@ -24,26 +23,11 @@ import {
   type OnnxReadResult,
   type OnnxValueInfo,
 } from '../model-files/onnx';
+import type { ModelFileSubject } from './model-file-subject';
 import type { ModelFiles } from './model-files';
 
-/** The parts of a loaded model the ONNX rules read (a LoadedModel has them all). */
-export interface OnnxRuleSubject {
-  readonly name: string;
-  /** Absolute path of the model directory. */
-  readonly dir: string;
-  /** The model directory as shown in diagnostics ('' for the directory the user gave). */
-  readonly relDir: string;
-  readonly configFile: string;
-  readonly configText?: string;
-  readonly config: ModelConfig;
-  readonly positions: ConfigPositions;
-  readonly versionDirs: readonly { readonly dirName: string; readonly version: number }[];
-  /** Versions the version_policy selects, ascending. */
-  readonly versions: readonly number[];
-  readonly defaultModelFilename?: string;
-  /** How the rules read the model's files (never the file system directly). */
-  readonly files: ModelFiles;
-}
+/** The parts of a loaded model the ONNX rules read (a LoadedModel has them all): those every model-file rule reads. */
+export type OnnxRuleSubject = ModelFileSubject;
 
 export interface OnnxRuleOptions {
   /**

@@ -13,6 +13,56 @@ output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 12 ] } ]`;
 /** A model.onnx with the interface IO declares (a batch dimension in front). */
 const MODEL_ONNX = onnxModel([['INPUT', FLOAT, ['batch', 3, 4]]], [['OUTPUT', FLOAT, ['batch', 12]]]);
 
+/** An OpenVINO IR (v11, as openvino's serializer writes it) with the interface IO declares. */
+const MODEL_XML = [
+  '<?xml version="1.0"?>',
+  '<net name="model" version="11">',
+  '<layers>',
+  '<layer id="0" name="INPUT" type="Parameter" version="opset1">',
+  '<data shape="?,3,4" element_type="fp32"/>',
+  '<output>',
+  '<port id="0" precision="FP32" names="INPUT">',
+  '<dim>-1</dim>',
+  '<dim>3</dim>',
+  '<dim>4</dim>',
+  '</port>',
+  '</output>',
+  '</layer>',
+  '<layer id="1" name="convert1" type="Convert" version="opset1">',
+  '<data destination_type="fp32"/>',
+  '<input>',
+  '<port id="0" precision="FP32">',
+  '<dim>-1</dim>',
+  '<dim>3</dim>',
+  '<dim>4</dim>',
+  '</port>',
+  '</input>',
+  '<output>',
+  '<port id="1" precision="FP32" names="OUTPUT">',
+  '<dim>-1</dim>',
+  '<dim>12</dim>',
+  '</port>',
+  '</output>',
+  '</layer>',
+  '<layer id="2" name="result2" type="Result" version="opset1">',
+  '<input>',
+  '<port id="0" precision="FP32">',
+  '<dim>-1</dim>',
+  '<dim>12</dim>',
+  '</port>',
+  '</input>',
+  '</layer>',
+  '</layers>',
+  '<edges>',
+  '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>',
+  '<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>',
+  '</edges>',
+  '<rt_info>',
+  '<MO_version value="2023.0"/>',
+  '</rt_info>',
+  '</net>',
+].join('\n');
+
 /** A valid ONNX model `m`; `config` is appended to its config.pbtxt, `files` added to the repository. */
 function onnx(config = '', files: RepoFiles = {}, header = 'name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8'): RepoFiles {
   return { 'm/config.pbtxt': `${header}\n${IO}\n${config}\n`, 'm/1/model.onnx': MODEL_ONNX, ...files };
@@ -246,8 +296,9 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
   it('uses default_model_filename and requires the OpenVINO weights file', async () => {
     await expectClean(onnx('default_model_filename: "bert.onnx"', { 'm/1/bert.onnx': MODEL_ONNX }));
     await expectFault(onnx('default_model_filename: "bert.onnx"'), 'model-file-missing');
-    await expectFault({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x' }, 'openvino-bin-missing');
-    await expectClean({ 'm/config.pbtxt': `backend: "openvino" max_batch_size: 1 ${IO}`, 'm/1/model.xml': 'x', 'm/1/model.bin': 'x' });
+    const openvino = `backend: "openvino" max_batch_size: 1 ${IO}`;
+    await expectFault({ 'm/config.pbtxt': openvino, 'm/1/model.xml': MODEL_XML }, 'openvino-bin-missing');
+    await expectClean({ 'm/config.pbtxt': openvino, 'm/1/model.xml': MODEL_XML, 'm/1/model.bin': 'x' });
   });
 
   it("words a missing model file as the backend does (\"unable to find '...' for model instance\")", async () => {
