@@ -5,7 +5,7 @@
 // rebuilds it whenever a source is newer, so it runs the code under test. test/cli/validate-package.test.ts still runs
 // the source entry through tsx, and test/bin/bundled-cli.test.ts checks the bundle against the sources.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -121,4 +121,16 @@ export async function standIn(
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** A valid python model repository in `dir` whose weights are a sparse file of `size` bytes (zeros: no disk, but real
+ * packing work), for commands to be interrupted while they pack it. */
+export function sparseRepository(dir: string, name: string, size: number): string {
+  const root = join(dir, name);
+  mkdirSync(join(root, 'm', '1'), { recursive: true });
+  writeFileSync(join(root, 'm', 'config.pbtxt'), 'name: "m"\nbackend: "python"\ninstance_group [ { kind: KIND_CPU } ]\n');
+  writeFileSync(join(root, 'm', '1', 'model.py'), 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n');
+  writeFileSync(join(root, 'm', '1', 'weights.bin'), '');
+  truncateSync(join(root, 'm', '1', 'weights.bin'), size);
+  return root;
 }

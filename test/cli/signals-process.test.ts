@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { encodeHeaders, endOfArchive } from '../../lib/archive/tar-header';
 import { runCli } from './run-cli';
-import { CliProcess, spawnCli, standIn, until } from './cli-process';
+import { CliProcess, sparseRepository, spawnCli, standIn, until } from './cli-process';
 import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../aws/s3rver-harness';
 
 const GiB = 1024 ** 3;
@@ -21,16 +21,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A valid python model whose weights are a sparse file of `size` bytes (zeros: no disk, but real packing work). */
-function repository(name: string, size: number): string {
-  const root = join(dir, name);
-  mkdirSync(join(root, 'm', '1'), { recursive: true });
-  writeFileSync(join(root, 'm', 'config.pbtxt'), 'name: "m"\nbackend: "python"\ninstance_group [ { kind: KIND_CPU } ]\n');
-  writeFileSync(join(root, 'm', '1', 'model.py'), 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n');
-  writeFileSync(join(root, 'm', '1', 'weights.bin'), '');
-  truncateSync(join(root, 'm', '1', 'weights.bin'), size);
-  return root;
-}
+const repository = (name: string, size: number): string => sparseRepository(dir, name, size);
 
 const tempFiles = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
 

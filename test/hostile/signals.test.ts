@@ -1,12 +1,12 @@
 // Signals where the commands did not expect them (issue 23 item 14, issue 27 item 3): a second Ctrl-C during package
 // names the temp archive left; a signal while no command listens exits 130; no command leaves its listeners behind.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CANCEL_SIGNALS, withCancellation } from '../../lib/cli/signals';
 import { captureIo, runCli } from '../cli/run-cli';
-import { spawnCli, standIn, until } from '../cli/cli-process';
+import { sparseRepository, spawnCli, standIn, until } from '../cli/cli-process';
 
 let dir: string;
 beforeEach(() => {
@@ -14,16 +14,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A valid python model whose weights are a sparse file of `size` bytes. */
-function repository(name: string, size: number): string {
-  const root = join(dir, name);
-  mkdirSync(join(root, 'm', '1'), { recursive: true });
-  writeFileSync(join(root, 'm', 'config.pbtxt'), 'name: "m"\nbackend: "python"\ninstance_group [ { kind: KIND_CPU } ]\n');
-  writeFileSync(join(root, 'm', '1', 'model.py'), 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n');
-  writeFileSync(join(root, 'm', '1', 'weights.bin'), '');
-  truncateSync(join(root, 'm', '1', 'weights.bin'), size);
-  return root;
-}
+const repository = (name: string, size: number): string => sparseRepository(dir, name, size);
 
 const listeners = () => CANCEL_SIGNALS.map((name) => process.listenerCount(name));
 
