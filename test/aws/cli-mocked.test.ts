@@ -394,4 +394,33 @@ describe('status', () => {
       'note: Metrics not shown: Access denied: the credentials in use may not cloudwatch:GetMetricData on endpoint mme.',
     );
   });
+
+  it('still reports the endpoint and its metrics when scaling calls fail, with a note naming the call refused', async () => {
+    mockMultiModelEndpoint();
+    cloudWatch.on(GetMetricDataCommand).resolves({
+      MetricDataResults: [{ Id: 'gpuUtilization0', Timestamps: [new Date('2026-11-30T04:59:00Z')], Values: [41.5] }],
+    });
+    autoScaling.on(DescribeScalableTargetsCommand).rejects(awsError('AccessDeniedException', 400));
+    let io = capture();
+    expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
+    expect(io.out()).toMatch(/^Endpoint +mme +InService$/m);
+    expect(io.out()).not.toContain('Auto scaling');
+    expect(io.out()).toMatch(/GPUUtilization \(Average\) +41\.5/);
+    expect(io.err()).toContain(
+      'note: Auto scaling not shown: Access denied: the credentials in use may not ' +
+        'application-autoscaling:DescribeScalableTargets on endpoint mme.',
+    );
+    expect(autoScaling.commandCalls(DescribeScalingPoliciesCommand)).toHaveLength(0);
+
+    // The target is readable but its policies are not: the note names DescribeScalingPolicies, not the target call.
+    autoScaling.reset();
+    autoScaling.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [{ MinCapacity: 1, MaxCapacity: 5 } as never] });
+    autoScaling.on(DescribeScalingPoliciesCommand).rejects(awsError('AccessDeniedException', 400));
+    io = capture();
+    expect(await runStatus({ endpoint: 'mme', now }, io)).toBe(0);
+    expect(io.out()).not.toContain('Auto scaling');
+    const refused = 'application-autoscaling:DescribeScalingPolicies on endpoint/mme/variant/AllTraffic';
+    expect(io.err()).toMatch(/^note: Auto scaling not shown: Access denied: .*$/m);
+    expect(io.err()).toContain(refused);
+  });
 });
