@@ -1,4 +1,4 @@
-// The request flags `invoke` and `local invoke` share: both send the body lib/aws/invoke-request.ts builds.
+// The request flags `invoke` and `local invoke` share: both send the body lib/kserve/invoke-request.ts builds.
 
 import type { Command } from 'commander';
 

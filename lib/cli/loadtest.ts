@@ -85,7 +85,7 @@ export async function runLoadTestCommand(
 
   // One request per TargetModel, made as smoke makes its first.
   const { smokeRequests } = await import('../measure/smoke-inputs');
-  const { encodeInferenceRequest } = await import('../aws/kserve-codec');
+  const { encodeInferenceRequest } = await import('../kserve/kserve-codec');
   const { parseShapes } = await import('./smoke');
   const shapes = options.shape ? parseShapes(options.shape) : undefined;
   const loadTargets = [];

@@ -2,8 +2,8 @@
 // data type and a shape that fits the declared dims (with the batch dimension first when the model batches).
 
 import type { ModelConfig } from '../config/model-config-schema';
-import type { InferenceResponse } from '../aws/kserve-codec';
-import { kserveDatatypeOf } from '../aws/invoke-request';
+import type { InferenceResponse } from '../kserve/kserve-codec';
+import { kserveDatatypeOf } from '../kserve/invoke-request';
 
 /** One way the answer differs from the config, as a sentence naming the output. */
 export interface OutputMismatch {

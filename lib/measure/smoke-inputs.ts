@@ -5,8 +5,8 @@
 import type { ModelConfig, ModelWarmupConfig } from '../config/model-config-schema';
 import { dataTypeOfConfig } from '../config/data-types';
 import { MmeError } from '../errors';
-import { decodeTensorData, KServeDatatype, Tensor, TensorElement } from '../aws/kserve-codec';
-import { kserveDatatypeOf } from '../aws/invoke-request';
+import { decodeTensorData, KServeDatatype, Tensor, TensorElement } from '../kserve/kserve-codec';
+import { kserveDatatypeOf } from '../kserve/invoke-request';
 
 /** The files of the served model's directory that smoke may read: `warmup/<file>` and `<input>.sample`. */
 export type ModelFiles = ReadonlyMap<string, Buffer>;

@@ -2,7 +2,7 @@
 // endpoint includes the download and the load) and a few times warm, with requests made from its config, and each
 // answer is checked against the config. A failure comes back explained, never thrown.
 
-import { encodeInferenceRequest, decodeInferenceResponse } from '../aws/kserve-codec';
+import { encodeInferenceRequest, decodeInferenceResponse } from '../kserve/kserve-codec';
 import { MmeError } from '../errors';
 import { checkOutputs, OutputMismatch } from './check-outputs';
 import type { InvocationFailure, ModelInvoker } from './invoker';

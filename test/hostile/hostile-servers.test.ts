@@ -7,7 +7,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { InvokeEndpointCommand, SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { binaryJsonContentType } from '../../lib/aws/kserve-codec';
+import { binaryJsonContentType } from '../../lib/kserve/kserve-codec';
 import { runCli } from '../cli/run-cli';
 import { useAwsProfiles } from '../aws/aws-profile-fixture';
 import { FORGED } from './hostile-repositories';

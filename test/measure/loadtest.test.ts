@@ -10,7 +10,7 @@ import { MmeStandIn } from '../stand-in/mme-stand-in';
 import { classifier, writeArchive } from '../stand-in/archives';
 import { endpointInvoker, ModelInvoker } from '../../lib/measure/invoker';
 import { LoadTarget, runLoadTest } from '../../lib/measure/loadtest';
-import { encodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { encodeInferenceRequest } from '../../lib/kserve/kserve-codec';
 
 let standIn: MmeStandIn;
 let dir: string;

@@ -6,7 +6,7 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/aws/kserve-codec';
+import { binaryJsonContentType, decodeInferenceRequest } from '../../lib/kserve/kserve-codec';
 import { modelHash, STAGE_RECORD } from '../../lib/local/model-store';
 import { classifier } from '../stand-in/archives';
 import { runCli } from '../cli/run-cli';

@@ -16,7 +16,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../lib/config/model-config-schema';
-import { kserveDatatypeOf } from '../../lib/aws/invoke-request';
+import { kserveDatatypeOf } from '../../lib/kserve/invoke-request';
 import { readInvokeModelConfig } from '../../lib/aws/invoke-model-config';
 import {
   binaryJsonContentType,
@@ -26,7 +26,7 @@ import {
   InferenceRequest,
   KServeDatatype,
   TensorElement,
-} from '../../lib/aws/kserve-codec';
+} from '../../lib/kserve/kserve-codec';
 
 /** A fault seeded in one TargetModel. */
 export type StandInFault =
