@@ -12,7 +12,7 @@ import { formatBytes } from '../format-bytes';
 import { HOURS_PER_MONTH } from '../plan/cost';
 import { curveCsv } from '../plan/curve-csv';
 import { DEFAULT_COLD_START, parseColdStartParameters } from '../plan/load-time';
-import { DEFAULT_GPU_RESERVE_MIB, planEndpoint, type PlanReport } from '../plan/plan';
+import { checkPlanTarget, DEFAULT_GPU_RESERVE_MIB, planEndpoint, type PlanReport } from '../plan/plan';
 import { readBundle, type BundleFiles } from '../plan/read-bundles';
 import { parseTrafficCsv, parseTrafficKeyword, type TrafficSpec } from '../plan/traffic';
 import { CliIo, ExitCode, UsageError } from './io';
@@ -53,6 +53,7 @@ const USAGE_FINDINGS = new Set([
   'plan-instance-type-not-mme',
   'plan-unknown-memory-override',
   'plan-gpu-reserve-too-large',
+  'plan-no-price',
 ]);
 
 export async function runPlan(paths: readonly string[], options: PlanCommandOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
@@ -76,6 +77,10 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   if (paths.length === 0) {
     throw new UsageError('plan needs at least one TargetModel archive (.tar.gz) or model repository');
   }
+  const instanceType = options.instanceType ?? PLAN_DEFAULTS.instanceType;
+  // Instance type, price and reserve are refused before any archive is read (reading can take minutes).
+  const target = checkPlanTarget({ instanceType, region, gpuReserveMiB, ...(price !== undefined ? { hourlyPriceUsd: price } : {}) });
+  if (target.diagnostics.length > 0) throw new UsageError(target.diagnostics.map((d) => d.message).join('; '));
 
   const diagnostics: Diagnostic[] = [];
   const traffic = await readTraffic(options.traffic ?? 'uniform', io, diagnostics);
@@ -119,7 +124,7 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
   let report: PlanReport | undefined;
   if (traffic && !diagnostics.some((d) => d.severity === 'error')) {
     const planned = planEndpoint(bundles, {
-      instanceType: options.instanceType ?? PLAN_DEFAULTS.instanceType,
+      instanceType,
       region,
       instances,
       ...(price !== undefined ? { hourlyPriceUsd: price } : {}),
@@ -281,9 +286,11 @@ export function formatReport(report: PlanReport): string {
 
   const c = report.capacity;
   out.push(
-    `Capacity per instance: ${gib(c.usableGpuMiB * MiB)} GiB of GPU memory for models ` +
-      `(${gib(c.gpuMemoryMiB * MiB)} GiB - ${c.gpuReserveMiB} MiB reserved), ${c.diskGb} GB model cache disk` +
+    `Capacity per instance: ${gib(c.modelGpuMiB * MiB)} GiB of GPU memory for models ` +
+      `(${mib(c.gpuUsableMiB)} MiB usable - ${c.gpuReserveMiB} MiB reserved), ${c.diskGb} GB model cache disk` +
       `${c.diskSource === 'ebs-assumed' ? ' (assumed)' : ''}.`,
+    `  Usable GPU memory ${mib(c.gpuUsableMiB)} MiB per ${t.gpuModel}, not the nominal ${gib(c.gpuMemoryMiB * MiB)} GiB: ` +
+      `${c.gpuUsableSource}.`,
     `  At most ${c.residentAtOnce} of ${report.models.length} models resident at once on one instance; ` +
       (c.instancesToHoldAll > 0
         ? `all of them (${gib(c.totalGpuMiB * MiB)} GiB) stay loaded on ${c.instancesToHoldAll} ` +
@@ -292,23 +299,21 @@ export function formatReport(report: PlanReport): string {
     '',
   );
 
-  if (report.cost) {
-    const k = report.cost;
-    const from = report.price.source === '--price' ? 'from --price' : 'on-demand list price';
-    out.push(`Cost at $${k.hourlyPriceUsd}/h per instance (${from}):`);
-    out.push(
-      ...table(
-        [
-          ['', 'instances', 'per month', 'per year'],
-          ['multi-model endpoint', String(k.multiModel.instances), usd(k.multiModel.perMonthUsd), usd(k.multiModel.perYearUsd)],
-          ['one endpoint per model', String(k.singleModel.instances), usd(k.singleModel.perMonthUsd), usd(k.singleModel.perYearUsd)],
-          savingRow(k),
-        ],
-        [false, true, true, true],
-      ).map((line) => `  ${line}`),
-    );
-    out.push('');
-  }
+  const k = report.cost;
+  const from = report.price.source === '--price' ? 'from --price' : `on-demand list price in ${report.region}`;
+  out.push(`Cost at $${k.hourlyPriceUsd}/h per instance (${from}):`);
+  out.push(
+    ...table(
+      [
+        ['', 'instances', 'per month', 'per year'],
+        ['multi-model endpoint', String(k.multiModel.instances), usd(k.multiModel.perMonthUsd), usd(k.multiModel.perYearUsd)],
+        ['one endpoint per model', String(k.singleModel.instances), usd(k.singleModel.perMonthUsd), usd(k.singleModel.perYearUsd)],
+        savingRow(k),
+      ],
+      [false, true, true, true],
+    ).map((line) => `  ${line}`),
+  );
+  out.push('');
 
   const s = report.simulation;
   if (s) {
@@ -340,7 +345,7 @@ export function formatReport(report: PlanReport): string {
         seconds(p.maxColdLatencySeconds),
         milliseconds(p.meanAddedLatencySeconds),
         String(p.residentModels),
-        hourly === undefined ? '' : usd(hourly * p.instances * HOURS_PER_MONTH),
+        usd(hourly * p.instances * HOURS_PER_MONTH),
       ]);
     }
     out.push(...table(curve, [true, true, true, true, true, true, true, true, true]).map((line) => `  ${line}`), '');
@@ -366,6 +371,10 @@ const MiB = 1024 * 1024;
 
 function gib(bytes: number): string {
   return (bytes / (1024 * MiB)).toFixed(1);
+}
+
+function mib(value: number): string {
+  return value.toLocaleString('en-US');
 }
 
 function seconds(s: number): string {

@@ -39,7 +39,7 @@ export function curveCsv(report: PlanReport): string {
       point.waits,
       point.loads,
       point.evictions,
-      price === undefined ? '' : round(price * point.instances * HOURS_PER_MONTH, 2),
+      round(price * point.instances * HOURS_PER_MONTH, 2),
     ];
     rows.push(cells.join(','));
   }

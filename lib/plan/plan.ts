@@ -2,8 +2,8 @@
 // instance type, how many models stay resident and what the MME costs against one endpoint per model; and a
 // simulation of the MME's cache over a traffic trace for 1..N instances. Pure: the bundles are read elsewhere.
 
-import { findInstanceType, mmeInstanceTypeNames, type GpuInstanceType } from '../catalog/instance-types';
-import { onDemandHourlyPriceUsd, PRICES_DATE, PRICES_SOURCE } from '../catalog/prices';
+import { findInstanceType, GPU_MME_INSTANCE_TYPES_URL, mmeInstanceTypeNames, type GpuInstanceType } from '../catalog/instance-types';
+import { onDemandHourlyPriceUsd, PRICES_DATE, PRICES_SOURCE, regionsPricing } from '../catalog/prices';
 import { diagnostic, type Diagnostic } from '../diagnostics';
 import { simulateCache, type CacheSimulationResult } from './cache-simulator';
 import { compareHostingCost, type CostComparison } from './cost';
@@ -19,7 +19,10 @@ export interface PlanOptions {
   readonly region: string;
   /** Instances of the MME; the simulation covers 1..instances. */
   readonly instances: number;
-  /** Overrides the catalog's on-demand price, USD per instance-hour. */
+  /**
+   * USD per instance-hour, replacing the catalog's on-demand price. Required where the catalog has none for the type
+   * in the region (the plan is refused with `plan-no-price` then).
+   */
   readonly hourlyPriceUsd?: number;
   readonly traffic: TrafficSpec;
   /** Requests per second over all models (not used for a recorded trace). */
@@ -61,11 +64,17 @@ export interface PlannedModel
 export interface PlanReport {
   readonly instanceType: GpuInstanceType;
   readonly region: string;
-  readonly price: { readonly hourlyUsd?: number; readonly source: string };
+  readonly price: { readonly hourlyUsd: number; readonly source: string };
   readonly capacity: {
+    /** Nominal memory of the GPU (16 GiB for a T4), for reference only. */
     readonly gpuMemoryMiB: number;
+    /** Memory of the GPU that CUDA reports as its total on this instance type: what the packing starts from. */
+    readonly gpuUsableMiB: number;
+    /** Where `gpuUsableMiB` comes from. */
+    readonly gpuUsableSource: string;
     readonly gpuReserveMiB: number;
-    readonly usableGpuMiB: number;
+    /** GPU memory models may use on one instance: usable minus reserve. */
+    readonly modelGpuMiB: number;
     readonly diskGb: number;
     readonly diskSource: 'nvme' | 'ebs-assumed' | 'option';
     /** Most models resident at once on one instance (smallest first). */
@@ -75,8 +84,7 @@ export interface PlanReport {
     readonly instancesToHoldAll: number;
   };
   readonly models: readonly PlannedModel[];
-  /** Absent when the catalog has no price for the type in the region and none was given. */
-  readonly cost?: CostComparison;
+  readonly cost: CostComparison;
   /** Absent when a model does not fit (there is nothing meaningful to simulate). */
   readonly simulation?: {
     readonly traffic: string;
@@ -92,41 +100,76 @@ export interface PlanReport {
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 
+/** What a plan runs on: the instance type, its price and the GPU memory models may use, once the options are checked. */
+export interface PlanTarget {
+  readonly instanceType: GpuInstanceType;
+  readonly hourlyPriceUsd: number;
+  readonly priceSource: string;
+  /** The GPU's usable memory (CUDA's total) minus the reserve. */
+  readonly modelGpuMiB: number;
+}
+
+/**
+ * Checks the options that need no model (instance type, price, GPU reserve): the problems a command line can have
+ * before any file is read. One error at most, as a diagnostic; the target when there is none.
+ */
+export function checkPlanTarget(
+  options: Pick<PlanOptions, 'instanceType' | 'region' | 'hourlyPriceUsd' | 'gpuReserveMiB'>,
+): { target?: PlanTarget; diagnostics: Diagnostic[] } {
+  const refuse = (code: string, message: string) => ({ diagnostics: [diagnostic('error', code, message, { file: '' })] });
+
+  const instanceType = findInstanceType(options.instanceType);
+  if (!instanceType) {
+    return refuse(
+      'plan-unknown-instance-type',
+      `unknown instance type ${options.instanceType}; GPU multi-model endpoints run on ${mmeInstanceTypeNames().join(', ')}`,
+    );
+  }
+  if (!instanceType.mmeSupported) {
+    return refuse(
+      'plan-instance-type-not-mme',
+      `${instanceType.name} (${instanceType.gpuCount} × ${instanceType.gpuModel}) is not in AWS's list of GPU instance ` +
+        `types for multi-model endpoints (${GPU_MME_INSTANCE_TYPES_URL}); choose one of ${mmeInstanceTypeNames().join(', ')}`,
+    );
+  }
+
+  const hourlyPriceUsd = options.hourlyPriceUsd ?? onDemandHourlyPriceUsd(instanceType.name, options.region);
+  if (hourlyPriceUsd === undefined) {
+    const covered = regionsPricing(instanceType.name);
+    return refuse(
+      'plan-no-price',
+      `no on-demand price for ${instanceType.name} in ${options.region} in the catalog ` +
+        `(${covered.length > 0 ? `it has one in ${covered.join(', ')} only` : 'it has none for that type'}); ` +
+        'pass your price per instance-hour in USD with --price, e.g. from https://aws.amazon.com/sagemaker/pricing/',
+    );
+  }
+
+  const modelGpuMiB = instanceType.usableGpuMemoryMiB - options.gpuReserveMiB;
+  if (modelGpuMiB <= 0) {
+    return refuse(
+      'plan-gpu-reserve-too-large',
+      `--gpu-reserve ${options.gpuReserveMiB} MiB leaves no GPU memory for models on ${instanceType.name} ` +
+        `(${instanceType.usableGpuMemoryMiB} MiB usable); give a reserve below that`,
+    );
+  }
+  const priceSource =
+    options.hourlyPriceUsd !== undefined ? '--price' : `on-demand list price read ${PRICES_DATE}: ${PRICES_SOURCE}`;
+  return { target: { instanceType, hourlyPriceUsd, priceSource, modelGpuMiB }, diagnostics: [] };
+}
+
 export function planEndpoint(
   bundles: readonly BundleFiles[],
   options: PlanOptions,
 ): { report?: PlanReport; diagnostics: Diagnostic[] } {
+  const checked = checkPlanTarget(options);
+  if (!checked.target) return { diagnostics: checked.diagnostics };
+  const { instanceType, hourlyPriceUsd, priceSource, modelGpuMiB } = checked.target;
+  const gpuUsableMiB = instanceType.usableGpuMemoryMiB;
+
   const diagnostics: Diagnostic[] = [];
   const error = (code: string, message: string, file = '', model?: string) =>
     diagnostics.push(diagnostic('error', code, message, { file, ...(model ? { model } : {}) }));
 
-  const instanceType = findInstanceType(options.instanceType);
-  if (!instanceType) {
-    error(
-      'plan-unknown-instance-type',
-      `unknown instance type ${options.instanceType}; GPU multi-model endpoints run on ` +
-        mmeInstanceTypeNames().join(', '),
-    );
-    return { diagnostics };
-  }
-  if (!instanceType.mmeSupported || instanceType.gpuCount !== 1) {
-    error(
-      'plan-instance-type-not-mme',
-      `${instanceType.name} (${instanceType.gpuCount} × ${instanceType.gpuModel}) is not a GPU multi-model endpoint ` +
-        `instance type: SageMaker supports single-GPU types only (${mmeInstanceTypeNames().join(', ')})`,
-    );
-    return { diagnostics };
-  }
-
-  const usableGpuMiB = instanceType.gpuMemoryMiB - options.gpuReserveMiB;
-  if (usableGpuMiB <= 0) {
-    error(
-      'plan-gpu-reserve-too-large',
-      `--gpu-reserve ${options.gpuReserveMiB} MiB leaves no GPU memory for models on ${instanceType.name} ` +
-        `(${instanceType.gpuMemoryMiB} MiB); give a reserve below that`,
-    );
-    return { diagnostics };
-  }
   const { diskGb, diskSource } =
     options.diskGb !== undefined
       ? { diskGb: options.diskGb, diskSource: 'option' as const }
@@ -161,7 +204,7 @@ export function planEndpoint(
       gpuBytes,
       gpuEstimateBytes,
       memorySource: override !== undefined ? 'override' : 'estimate',
-      fits: gpuBytes / MiB <= usableGpuMiB,
+      fits: gpuBytes / MiB <= modelGpuMiB,
       parts,
       coldStart: estimateColdStart(
         {
@@ -183,9 +226,8 @@ export function planEndpoint(
       error(
         'plan-model-too-large',
         `${model.name} needs ${gib(model.gpuBytes)} GiB of GPU memory (${why}), ` +
-          `more than the ${gib(usableGpuMiB * MiB)} GiB models can use on ${instanceType.name} ` +
-          `(${gib(instanceType.gpuMemoryMiB * MiB)} GiB ${instanceType.gpuModel} minus ${options.gpuReserveMiB} MiB ` +
-          'reserved). ' +
+          `more than the ${gib(modelGpuMiB * MiB)} GiB models can use on ${instanceType.name} ` +
+          `(${gpuUsableMiB} MiB usable on its ${instanceType.gpuModel} minus ${options.gpuReserveMiB} MiB reserved). ` +
           `Choose an instance type with a larger GPU, split the ensemble into smaller archives, or, if the estimate ` +
           `is too high, give the measured figure with --memory ${model.name}=GiB.`,
         model.source,
@@ -216,25 +258,6 @@ export function planEndpoint(
     }
   }
 
-  const hourlyPriceUsd = options.hourlyPriceUsd ?? onDemandHourlyPriceUsd(instanceType.name, options.region);
-  const priceSource =
-    options.hourlyPriceUsd !== undefined
-      ? '--price'
-      : hourlyPriceUsd !== undefined
-        ? `on-demand list price read ${PRICES_DATE}: ${PRICES_SOURCE}`
-        : 'none';
-  if (hourlyPriceUsd === undefined) {
-    diagnostics.push(
-      diagnostic(
-        'warning',
-        'plan-no-price',
-        `the catalog has no on-demand price for ${instanceType.name} in ${options.region}; ` +
-          'pass --price USD-per-hour to compare costs',
-        { file: '' },
-      ),
-    );
-  }
-
   // Traffic: weights for the shares, and the trace to replay.
   const modelNames = models.map((m) => m.name);
   let trace: RequestTrace | undefined;
@@ -261,13 +284,15 @@ export function planEndpoint(
   const gpuMiB = planned.map((m) => m.gpuBytes / MiB);
   const capacity = {
     gpuMemoryMiB: instanceType.gpuMemoryMiB,
+    gpuUsableMiB,
+    gpuUsableSource: instanceType.usableGpuMemorySource,
     gpuReserveMiB: options.gpuReserveMiB,
-    usableGpuMiB,
+    modelGpuMiB,
     diskGb,
     diskSource,
-    residentAtOnce: residentAtOnce(gpuMiB, usableGpuMiB),
+    residentAtOnce: residentAtOnce(gpuMiB, modelGpuMiB),
     totalGpuMiB: Math.round(gpuMiB.reduce((sum, x) => sum + x, 0)),
-    instancesToHoldAll: planned.every((m) => m.fits) ? binsFirstFitDecreasing(gpuMiB, usableGpuMiB) : 0,
+    instancesToHoldAll: planned.every((m) => m.fits) ? binsFirstFitDecreasing(gpuMiB, modelGpuMiB) : 0,
   };
 
   const allFit = !diagnostics.some((d) => d.severity === 'error');
@@ -279,7 +304,7 @@ export function planEndpoint(
       diskMiB: planned.map((m) => (m.archiveBytes + m.extractedBytes) / MiB),
       coldFromS3Seconds: planned.map((m) => m.coldStart.fromS3Seconds),
       coldFromDiskSeconds: planned.map((m) => m.coldStart.fromDiskSeconds),
-      gpuCapacityMiB: usableGpuMiB,
+      gpuCapacityMiB: modelGpuMiB,
       diskCapacityMiB: diskMiB,
       trace,
       warmupRequests,
@@ -299,22 +324,26 @@ export function planEndpoint(
   const report: PlanReport = {
     instanceType,
     region: options.region,
-    price: { ...(hourlyPriceUsd !== undefined ? { hourlyUsd: hourlyPriceUsd } : {}), source: priceSource },
+    price: { hourlyUsd: hourlyPriceUsd, source: priceSource },
     capacity,
     models: planned,
-    ...(hourlyPriceUsd !== undefined
-      ? { cost: compareHostingCost({ hourlyPriceUsd, mmeInstances: options.instances, models: planned.length }) }
-      : {}),
+    cost: compareHostingCost({ hourlyPriceUsd, mmeInstances: options.instances, models: planned.length }),
     ...(simulation ? { simulation } : {}),
-    assumptions: assumptions(options, diskSource),
+    assumptions: assumptions(options, instanceType, diskSource),
   };
   return { report, diagnostics };
 }
 
-function assumptions(options: PlanOptions, diskSource: PlanReport['capacity']['diskSource']): string[] {
+function assumptions(
+  options: PlanOptions,
+  instanceType: GpuInstanceType,
+  diskSource: PlanReport['capacity']['diskSource'],
+): string[] {
   const c = options.coldStart;
   return [
     MEMORY_ASSUMPTION,
+    `Usable GPU memory: ${instanceType.usableGpuMemoryMiB.toLocaleString('en-US')} MiB per ${instanceType.gpuModel}, ` +
+      `not its nominal ${instanceType.gpuMemoryMiB.toLocaleString('en-US')} MiB; source: ${instanceType.usableGpuMemorySource}.`,
     `${options.gpuReserveMiB} MiB of GPU memory per instance is kept for the Triton server's CUDA context and allocator pools.`,
     `Cold start = download archive at ${c.downloadMBps} MB/s + extract at ${c.extractMBps} MB/s + load GPU bytes at ` +
       `${c.loadMBps} MB/s + ${c.perModelSeconds} s per Triton model other than an ensemble (+ unpacking conda-pack ` +

@@ -10,12 +10,31 @@ describe('GPU instance catalog', () => {
       gpuCount: 1,
       gpuModel: 'NVIDIA T4',
       gpuMemoryMiB: 16384,
+      usableGpuMemoryMiB: 15109,
+      usableGpuMemorySource: 'CUDA total on a g4dn, 14.76 GiB (github.com/Tianxiaomo/pytorch-YOLOv4/issues/452)',
       computeCapability: '7.5',
       vCpus: 4,
       memoryGiB: 16,
       instanceStorage: { kind: 'nvme', sizeGb: 125 },
       mmeSupported: true,
     });
+  });
+
+  it('gives every GPU a usable memory below its nominal size, with a source', () => {
+    const usable = (name: string) => findInstanceType(name)!.usableGpuMemoryMiB;
+    // What CUDA reports as the total on the EC2 type (the low end of PyTorch's two-decimal GiB), not the box size.
+    expect([usable('ml.g4dn.xlarge'), usable('ml.g5.xlarge'), usable('ml.p3.2xlarge'), usable('ml.p2.xlarge')]).toEqual([
+      Math.floor(14.755 * 1024),
+      Math.floor(22.195 * 1024),
+      Math.floor(15.745 * 1024),
+      Math.floor(11.165 * 1024),
+    ]);
+    // Below the SageMaker SDK's 22,888 MiB per A10G (ml.g5.48xlarge: 183,104 MiB over 8 GPUs).
+    expect(usable('ml.g5.16xlarge')).toBeLessThan(183_104 / 8);
+    for (const t of INSTANCE_TYPES) {
+      expect(t.usableGpuMemoryMiB).toBeLessThan(t.gpuMemoryMiB);
+      expect(t.usableGpuMemorySource).toMatch(/github\.com\/[\w.-]+\/[\w.-]+\/(issues|pull)\/\d+/);
+    }
   });
 
   it('finds a type with or without the ml. prefix and returns undefined for unknown names', () => {

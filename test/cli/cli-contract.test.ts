@@ -380,7 +380,7 @@ describe('help texts and smaller habits', () => {
     expect(run.stdout).not.toMatch(/[\u2212\u2013]/);
     expect(run.stdout.split('Assumptions')[0]).not.toMatch(/ kB| MB/);
     expect(run.stdout).toMatch(/\d+(\.\d)? KiB/);
-    expect(run.stdout).toContain('GiB - 1024 MiB reserved');
+    expect(run.stdout).toContain('MiB usable - 1024 MiB reserved');
   });
 
   it('README states the compression worker cap the packer uses', () => {

@@ -194,6 +194,63 @@ describe('mme-deploy plan', () => {
     }
   });
 
+  it('shows the usable GPU memory and its source, in the text report and in --json', async () => {
+    const text = await run([tfDali, trtPython]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('of GPU memory for models (15,109 MiB usable - 1024 MiB reserved)');
+    expect(text.stdout).toContain(
+      'Usable GPU memory 15,109 MiB per NVIDIA T4, not the nominal 16.0 GiB: CUDA total on a g4dn, 14.76 GiB ' +
+        '(github.com/Tianxiaomo/pytorch-YOLOv4/issues/452).',
+    );
+    const json = JSON.parse((await run([tfDali, '--instance-type', 'ml.g5.2xlarge', '--json'])).stdout);
+    expect(json.report.capacity).toMatchObject({ gpuMemoryMiB: 24_576, gpuUsableMiB: 22_727, modelGpuMiB: 21_703 });
+    expect(json.report.capacity.gpuUsableSource).toContain('SageMaker SDK table says 22,888 MiB');
+  });
+
+  it('requires --price where the catalog has no price, in one line naming the flag, before reading any archive', async () => {
+    for (const args of [
+      [tfDali, '--region', 'eu-west-1'],
+      [tfDali, '--region', 'us-east-2', '--instance-type', 'ml.g4dn.xlarge'],
+      [tfDali, '--instance-type', 'ml.p2.xlarge'],
+      // The archive is not even opened: the refusal comes first.
+      ['nowhere.tar.gz', '--region', 'ap-south-1'],
+    ]) {
+      const result = await run(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toEqual([expect.stringMatching(/^mme-deploy: .*no on-demand price for ml\.\S+ in \S+ .*--price/)]);
+      expect(result.stderr).not.toContain('nowhere');
+    }
+    const json = await run([tfDali, '--region', 'ap-south-1', '--json']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout).error).toEqual({
+      code: 'USAGE',
+      message:
+        'no on-demand price for ml.g4dn.xlarge in ap-south-1 in the catalog (it has one in us-east-1 only); ' +
+        'pass your price per instance-hour in USD with --price, e.g. from https://aws.amazon.com/sagemaker/pricing/',
+    });
+    const region = await run([tfDali, trtPython, '--region', 'eu-west-1', '--price', '0.9', '--json']);
+    expect(region.code).toBe(0);
+    expect(JSON.parse(region.stdout).report.price).toEqual({ hourlyUsd: 0.9, source: '--price' });
+    // AWS_REGION chooses the price's region too.
+    let stderr = '';
+    const env = { AWS_REGION: 'eu-west-2' };
+    const io: CliIo = { stdout: () => undefined, stderr: (s) => void (stderr += s), isTTY: false, env, cwd: dir };
+    expect(await main(['plan', tfDali], io)).toBe(2);
+    expect(stderr).toContain('in eu-west-2');
+  });
+
+  it('refuses g6 with exit 2 because AWS does not list it for GPU MMEs', async () => {
+    const result = await run([tfDali, '--instance-type', 'g6.xlarge', '--price', '1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "ml.g6.xlarge (1 × NVIDIA L4) is not in AWS's list of GPU instance types for multi-model endpoints " +
+        '(https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-support.html); choose one of ml.g4dn.xlarge',
+    );
+    expect(result.stderr).not.toContain('single-GPU');
+  });
+
   it('rejects a file that is not a tar.gz archive', async () => {
     writeFileSync(join(dir, 'notes.txt'), 'hello');
     const result = await run([join(dir, 'notes.txt')]);
