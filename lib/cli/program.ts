@@ -146,14 +146,15 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--instance-type <type>', 'SageMaker instance type (default: ml.g4dn.xlarge)')
     .option('--instances <n>', 'MME instances to cost; the simulation covers 1..n (default: 1)')
     .option('--region <region>', 'AWS region for the price (default: $AWS_REGION or us-east-1)')
-    .option('--price <usd>', 'on-demand USD per instance-hour, instead of the catalog price')
+    .option('--price <usd>', 'USD per instance-hour, instead of the catalog price; required where the catalog has ' +
+      'none (it covers us-east-1 and part of us-east-2)')
     .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file (model,weight or timestamp,model) (default: uniform)')
     .option('--rps <n>', 'requests per second over all models (default: 10)')
     .option('--requests <n>', 'requests to simulate (default: 200000)')
     .option('--seed <n>', 'seed of the simulated traffic (default: 1)')
     .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable; default: estimated ' +
       'from the weight files)', repeatable)
-    .option('--gpu-reserve <MiB>', 'GPU memory kept back for the Triton server (default: 1024)')
+    .option('--gpu-reserve <MiB>', 'GPU memory kept back from the usable figure for the Triton server (default: 1024)')
     .option('--disk-gb <GB>', 'model cache disk per instance (default: the NVMe instance store)')
     .option('--cold-start <params>', 'cold-start rates, any of download=MB/s,extract=MB/s,load=MB/s,per-model=s ' +
       '(default: download=100,extract=150,load=500,per-model=1)')
