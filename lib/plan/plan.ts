@@ -149,7 +149,7 @@ export function checkPlanTarget(
     return refuse(
       'plan-gpu-reserve-too-large',
       `--gpu-reserve ${options.gpuReserveMiB} MiB leaves no GPU memory for models on ${instanceType.name} ` +
-        `(${instanceType.usableGpuMemoryMiB} MiB usable); give a reserve below that`,
+        `(${instanceType.usableGpuMemoryMiB.toLocaleString('en-US')} MiB usable); give a reserve below that`,
     );
   }
   const priceSource =
@@ -227,7 +227,8 @@ export function planEndpoint(
         'plan-model-too-large',
         `${model.name} needs ${gib(model.gpuBytes)} GiB of GPU memory (${why}), ` +
           `more than the ${gib(modelGpuMiB * MiB)} GiB models can use on ${instanceType.name} ` +
-          `(${gpuUsableMiB} MiB usable on its ${instanceType.gpuModel} minus ${options.gpuReserveMiB} MiB reserved). ` +
+          `(${gpuUsableMiB.toLocaleString('en-US')} MiB usable on its ${instanceType.gpuModel} ` +
+          `minus ${options.gpuReserveMiB} MiB reserved). ` +
           `Choose an instance type with a larger GPU, split the ensemble into smaller archives, or, if the estimate ` +
           `is too high, give the measured figure with --memory ${model.name}=GiB.`,
         model.source,

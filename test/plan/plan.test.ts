@@ -51,7 +51,7 @@ describe('planning an endpoint', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'plan-model-too-large', model: 'huge.tar.gz' });
     expect(errors[0]!.message).toMatch(/huge\.tar\.gz needs 15\.3 GiB .* more than the 13\.8 GiB .* ml\.g4dn\.xlarge/);
-    expect(errors[0]!.message).toContain('15109 MiB usable on its NVIDIA T4 minus 1024 MiB reserved');
+    expect(errors[0]!.message).toContain('15,109 MiB usable on its NVIDIA T4 minus 1024 MiB reserved');
     expect(report!.models.map((m) => [m.name, m.fits])).toEqual([
       ['small.tar.gz', true],
       ['huge.tar.gz', false],
@@ -185,7 +185,7 @@ describe('planning limits', () => {
     const { report, diagnostics } = planEndpoint([trtBundle('a.tar.gz', 1)], { ...options, gpuReserveMiB: 15_109 });
     expect(report).toBeUndefined();
     expect(diagnostics).toEqual([expect.objectContaining({ code: 'plan-gpu-reserve-too-large' })]);
-    expect(diagnostics[0]!.message).toContain('(15109 MiB usable)');
+    expect(diagnostics[0]!.message).toContain('(15,109 MiB usable)');
     expect(planEndpoint([trtBundle('a.tar.gz', 0)], { ...options, gpuReserveMiB: 15_108 }).report!.capacity.modelGpuMiB).toBe(1);
   });
 
