@@ -3,7 +3,7 @@
 
 import { Duration, SizeRoundingBehavior, Token } from 'aws-cdk-lib';
 import type { GpuInstanceType } from '../lib/catalog/instance-types';
-import { mmeInstanceTypeNames } from '../lib/catalog/instance-types';
+import { GPU_MME_INSTANCE_TYPES_URL, mmeInstanceTypeNames } from '../lib/catalog/instance-types';
 import { DEFAULT_TRITON_VERSION, unreadServeVariables } from '../lib/catalog/triton-images';
 import { meetsComputeCapability, tritonMinComputeCapability } from '../lib/catalog/triton-releases';
 import type { InstanceType } from './instance-type';
@@ -27,12 +27,12 @@ export function checkInstanceType(type: InstanceType, problems: string[]): GpuIn
   const hardware = type.hardware;
   if (!hardware) {
     problems.push(`instanceType '${type.name}' is not a GPU instance type of a GPU multi-model endpoint. ${allowed}`);
-  } else if (hardware.gpuCount !== 1) {
+  } else if (!hardware.mmeSupported || hardware.gpuCount !== 1) {
+    // The same reason plan gives: AWS's table lists only single-GPU types, and no g6 (GPU_MME_INSTANCE_TYPES_URL).
     problems.push(
-      `instanceType '${type.name}' has ${hardware.gpuCount} GPUs; GPU multi-model endpoints run only on single-GPU instances. ${allowed}`,
+      `instanceType '${type.name}' (${hardware.gpuCount} × ${hardware.gpuModel}) is not in AWS's list of GPU instance types ` +
+        `for multi-model endpoints (${GPU_MME_INSTANCE_TYPES_URL}). ${allowed}`,
     );
-  } else if (!hardware.mmeSupported) {
-    problems.push(`instanceType '${type.name}' is not listed by AWS for GPU multi-model endpoints. ${allowed}`);
   }
   return hardware;
 }

@@ -489,7 +489,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
 
   it('rejects a multi-GPU type, naming the allowed ones', () => {
     expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(
-      /'ml.g4dn.12xlarge' has 4 GPUs; GPU multi-model endpoints run only on single-GPU instances/,
+      /'ml.g4dn.12xlarge' \(4 × NVIDIA T4\) is not in AWS's list of GPU instance types for multi-model endpoints \(https:\/\/docs\.aws/,
     );
     expect(() => stackWith({ instanceType: InstanceType.of('ml.g4dn.12xlarge') })).toThrow(allowed);
   });
@@ -500,7 +500,7 @@ describe('TritonMultiModelEndpoint synth-time errors', () => {
     );
     expect(() => stackWith({ instanceType: InstanceType.of('g4dn.xlarge') })).toThrow(/'g4dn.xlarge' is not a GPU instance type/);
     expect(() => stackWith({ instanceType: InstanceType.of('ml.g6.xlarge') })).toThrow(
-      /'ml.g6.xlarge' is not listed by AWS for GPU multi-model endpoints/,
+      /'ml.g6.xlarge' \(1 × NVIDIA L4\) is not in AWS's list of GPU instance types for multi-model endpoints/,
     );
   });
 
