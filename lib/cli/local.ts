@@ -107,7 +107,7 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
   if (!staged) {
     const message =
       outcome.refusedFor === 'cpu'
-        ? `refused to load ${archive} with --cpu: the models above cannot run without a GPU. ` +
+        ? `refused to load ${archive} with --cpu: the errors above name the models that cannot run without a GPU. ` +
           'Nothing was staged or sent to the container.'
         : `refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules ` +
           '`mme-deploy package` applies). Nothing was sent to the container.';
@@ -169,7 +169,7 @@ function cpuModeNote(target: { readonly instanceType: { readonly name: string; r
     severity: 'note',
     code: 'cpu-mode',
     message:
-      `--cpu: the models ran on this machine's CPU, so GPU memory, speed, TensorRT and the driver of ` +
+      `--cpu: the models run on this machine's CPU, so GPU memory, speed, TensorRT and the driver of ` +
       `${target.instanceType.name} (${target.instanceType.gpuModel}) are not tried here.`,
   };
 }

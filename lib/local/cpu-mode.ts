@@ -48,12 +48,17 @@ export function planCpuStaging(discovery: Discovery): CpuPlan {
     const rewrite = rewriteForCpu(model, diagnostics);
     if (rewrite) rewrites.push(rewrite);
   }
-  return { diagnostics, rewrites: diagnostics.some((d) => d.severity === 'error') ? [] : rewrites };
+  // Refused: nothing is staged, so no model is said to be rewritten.
+  if (diagnostics.some((d) => d.severity === 'error')) {
+    return { diagnostics: diagnostics.filter((d) => d.code !== CODE_REWRITTEN), rewrites: [] };
+  }
+  return { diagnostics, rewrites };
 }
 
 // ---- models that cannot run on a CPU ---------------------------------------------------------------------------
 
 const CODE_GPU_ONLY = 'cpu-mode-gpu-only';
+const CODE_REWRITTEN = 'cpu-mode-rewritten';
 
 function gpuOnly(model: LoadedModel): Diagnostic | undefined {
   const at = { file: model.configFile, model: model.name };
@@ -151,7 +156,8 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
   groups.forEach((group, index) => {
     const value = groupValues[index];
     if (value?.kind !== 'message') throw new Error(`instance_group ${index} of ${model.name} not found in its text`);
-    const label = group.name ? `'${group.name}'` : `#${index + 1}`;
+    // An unnamed group gets the name Triton gives it, <model>_<index> (core src/model_config_utils.cc:890-892).
+    const label = `'${group.name || `${config.name || model.name}_${index}`}'`;
     const gpus = group.gpus ?? [];
     const gpuFields = value.fields.filter((f) => f.name === 'gpus');
     if (group.kind === 'KIND_GPU') {
@@ -192,7 +198,7 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
   diagnostics.push(
     diagnostic(
       'warning',
-      'cpu-mode-rewritten',
+      CODE_REWRITTEN,
       `'${model.name}' rewritten for CPU in the staged copy (the archive is unchanged): ${changes.join('; ')}${python}.`,
       at,
       model.positions.of(model.config, groups.length > 0 ? 'instance_group' : 'sequence_batching'),

@@ -18,7 +18,9 @@ export interface DaliPipelineSummary {
   readonly outputDevices: readonly string[];
 }
 
-export type DaliReadResult = { readonly ok: true; readonly pipeline: DaliPipelineSummary } | { readonly ok: false; readonly reason: string };
+export type DaliReadResult =
+  | { readonly ok: true; readonly pipeline: DaliPipelineSummary }
+  | { readonly ok: false; readonly reason: string };
 
 /**
  * Reads a serialized DALI pipeline. Never throws for what the file holds: a file that is not one (a Python pipeline

@@ -81,7 +81,7 @@ describe('local --cpu: instance groups', () => {
     expect(warnings.map((d) => `${d.file}:${d.line}`).sort()).toEqual(['classifier/config.pbtxt:6', 'pre/config.pbtxt:7']);
     const pre = warnings.find((d) => d.model === 'pre')!;
     expect(pre.message).toBe(
-      "'pre' rewritten for CPU in the staged copy (the archive is unchanged): #1 KIND_GPU -> KIND_CPU, gpus [0, 1] removed; " +
+      "'pre' rewritten for CPU in the staged copy (the archive is unchanged): 'pre_0' KIND_GPU -> KIND_CPU, gpus [0, 1] removed; " +
         'model.py now runs on a CPU instance, so code that calls CUDA itself fails.',
     );
     expect(warnings.find((d) => d.model === 'classifier')!.message).toContain("'gpu_group' KIND_GPU -> KIND_CPU.");
@@ -112,7 +112,7 @@ describe('local --cpu: instance groups', () => {
     expect(result.rewrites.map((r) => r.model)).toEqual(['listed']);
     expect(result.rewrites[0]!.text).toContain('instance_group [ { count: 1 } ]');
     expect(result.diagnostics.map((d) => `${d.model} ${d.code}`)).toEqual(['listed cpu-mode-rewritten']);
-    expect(result.diagnostics[0]!.message).toContain('#1 KIND_AUTO (KIND_CPU without a GPU), gpus [0] removed');
+    expect(result.diagnostics[0]!.message).toContain("'listed_0' KIND_AUTO (KIND_CPU without a GPU), gpus [0] removed");
   });
 
   it('leaves a KIND_MODEL group to its backend and says so', () => {
@@ -173,7 +173,7 @@ describe('local --cpu: instance groups', () => {
 });
 
 describe('local --cpu: models that need a GPU', () => {
-  it.each([['platform: "tensorrt_plan"'], ['backend: "tensorrt"']])('refuses a TensorRT model (%s), at that line, rewriting nothing', (line) => {
+  it.each([['platform: "tensorrt_plan"'], ['backend: "tensorrt"']])('refuses a TensorRT model (%s), rewriting nothing', (line) => {
     const root = repository({
       'ensemble/config.pbtxt': ensembleOf('pre', 'trt'),
       'ensemble/1/': '',
@@ -184,7 +184,9 @@ describe('local --cpu: models that need a GPU', () => {
     });
     const result = plan(root);
     expect(result.rewrites).toEqual([]);
-    const refusal = result.diagnostics.find((d) => d.severity === 'error')!;
+    // Nothing is staged, so 'pre' (KIND_GPU too) is not said to be rewritten.
+    expect(result.diagnostics.map((d) => d.code)).toEqual(['cpu-mode-gpu-only']);
+    const refusal = result.diagnostics[0]!;
     expect(refusal).toMatchObject({ code: 'cpu-mode-gpu-only', model: 'trt', file: 'trt/config.pbtxt', line: 2 });
     expect(refusal.message).toMatch(/^'trt' is a TensorRT plan, which runs only on a GPU .*"TensorRT backend supports only GPU device"/);
   });

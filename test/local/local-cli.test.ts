@@ -765,10 +765,10 @@ describe('mme-deploy local load --cpu stages for a container without a GPU', () 
     const warnings = io.err().split('\n').filter((line) => line.includes('[cpu-mode-rewritten]'));
     expect(warnings).toEqual([
       `${archive}: classifier/config.pbtxt:7:1: warning [cpu-mode-rewritten] 'classifier' rewritten for CPU in the staged copy ` +
-        '(the archive is unchanged): #1 KIND_GPU -> KIND_CPU, gpus [0] removed; model.py now runs on a CPU instance, ' +
+        '(the archive is unchanged): \'classifier_0\' KIND_GPU -> KIND_CPU, gpus [0] removed; model.py now runs on a CPU instance, ' +
         'so code that calls CUDA itself fails.',
     ]);
-    expect(io.err()).toContain('note [cpu-mode] --cpu: the models ran on this machine\'s CPU');
+    expect(io.err()).toContain('note [cpu-mode] --cpu: the models run on this machine\'s CPU');
     expect(io.err()).not.toContain('local-gpu-unknown');
     expect(io.out()).toContain('  device:            CPU (config.pbtxt rewritten for classifier)\n');
     expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET /models/${modelHash('gpu.tar.gz')}`, 'POST /models']);
@@ -817,7 +817,7 @@ describe('mme-deploy local load --cpu stages for a container without a GPU', () 
       `${archive}: classifier/config.pbtxt:2:1: error [cpu-mode-gpu-only] 'classifier' is a TensorRT plan, which runs only on a ` +
         'GPU (Triton: "TensorRT backend supports only GPU device"), so --cpu cannot load it: load the archive without --cpu ' +
         'on a machine with an NVIDIA GPU.',
-      `mme-deploy: refused to load ${archive} with --cpu: the models above cannot run without a GPU. ` +
+      `mme-deploy: refused to load ${archive} with --cpu: the errors above name the models that cannot run without a GPU. ` +
         'Nothing was staged or sent to the container.',
     ]);
     expect(sha256(archive)).toBe(before);
