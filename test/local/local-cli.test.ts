@@ -775,6 +775,22 @@ describe('mme-deploy local load --cpu stages for a container without a GPU', () 
     expect(JSON.parse(readFileSync(join(model, '..', STAGE_RECORD), 'utf8'))).toMatchObject({ device: 'cpu' });
   });
 
+  it('replaces a config.pbtxt the archive hard-links to another file, never writing through the link', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const source = mkdtempSync(join(work, 'linked-'));
+    mkdirSync(join(source, 'classifier', '1'), { recursive: true });
+    writeFileSync(join(source, 'classifier', '1', 'model.py'), PYTHON_MODEL);
+    writeFileSync(join(source, 'classifier', 'gpu.pbtxt'), GPU_CLASSIFIER);
+    linkSync(join(source, 'classifier', 'gpu.pbtxt'), join(source, 'classifier', 'config.pbtxt'));
+    const archive = join(work, 'linked.tar.gz');
+    expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
+
+    expect(await runLocalLoad(archive, base({ cpu: true }), captureIo({ cwd: work, env: {} }))).toBe(0);
+    const staged = join(work, 'models', modelHash('linked.tar.gz'), 'model', 'classifier');
+    expect(readFileSync(join(staged, 'config.pbtxt'), 'utf8')).toContain('kind: KIND_CPU');
+    expect(readFileSync(join(staged, 'gpu.pbtxt'), 'utf8')).toBe(GPU_CLASSIFIER);
+  });
+
   it('stages the archive as it is without --cpu', async () => {
     container.nothingLoaded().on('POST', '/models', { status: 200 });
     const io = captureIo({ cwd: work, env: {} });
