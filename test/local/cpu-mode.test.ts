@@ -191,6 +191,13 @@ describe('local --cpu: models that need a GPU', () => {
     expect(refusal.message).toMatch(/^'trt' is a TensorRT plan, which runs only on a GPU .*"TensorRT backend supports only GPU device"/);
   });
 
+  it('refuses a model whose config.pbtxt does not parse but asks for a GPU: it cannot be rewritten', () => {
+    const config = `name: "m"\nbackend: "python"\n${IO}instance_group [ { kind: KIND_GPU } ]\nmax_batch_sise: 4\n`;
+    const result = plan(repository({ 'm/config.pbtxt': config, 'm/1/model.py': '' }));
+    expect(result.rewrites).toEqual([]);
+    expect(result.diagnostics).toMatchObject([{ severity: 'error', code: 'cpu-mode-config-unreadable', model: 'm' }]);
+  });
+
   it('refuses a TensorRT plan Triton finds without a config.pbtxt (auto-complete from model.plan)', () => {
     const result = plan(repository({ 'trt/1/model.plan': 'engine' }));
     expect(result.diagnostics).toMatchObject([{ severity: 'error', code: 'cpu-mode-gpu-only', model: 'trt' }]);
