@@ -1,6 +1,8 @@
 // `local load --cpu`: what a Triton container without a GPU needs changed in an archive's staged copy, and which
 // models cannot run there at all. The archive itself is never changed; config.pbtxt files of the copy are edited in
 // place (comments and layout kept, lib/config/text-fields.ts), one warning per model says what changed.
+// Sources read: triton-inference-server/core @ 73aad7c, tensorrt_backend @ e2ef6d7, dali_backend @ 01783f8,
+// onnxruntime_backend @ 00fd3e8 (all triton-inference-server/), NVIDIA/DALI @ 003b1f7.
 
 import { join } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
@@ -63,7 +65,7 @@ const CODE_REWRITTEN = 'cpu-mode-rewritten';
 function gpuOnly(model: LoadedModel): Diagnostic | undefined {
   const at = { file: model.configFile, model: model.name };
   if (model.platform === 'tensorrt_plan' || model.backend === 'tensorrt') {
-    // tensorrt_backend @ e2ef6d7 src/instance_state.cc:262-268: any instance that is not KIND_GPU fails to load with
+    // triton-inference-server/tensorrt_backend:src/instance_state.cc:262: an instance that is not KIND_GPU fails with
     // "TensorRT backend supports only GPU device"; a plan is an engine for one GPU and has no CPU form.
     return diagnostic(
       'error',
@@ -79,11 +81,11 @@ function gpuOnly(model: LoadedModel): Diagnostic | undefined {
 }
 
 /**
- * A DALI model on a machine without a GPU: dali_backend @ 01783f8 src/dali_model.h:258-269 builds the pipeline with
+ * A DALI model on a machine without a GPU: triton-inference-server/dali_backend:src/dali_model.h:258 builds it with
  * CPU_ONLY_DEVICE_ID when CUDA finds no device, and DALI then refuses every "gpu" or "mixed" operator
- * (NVIDIA/DALI dali/pipeline/pipeline.cc, Pipeline::AddOperator: "Cannot add a GPU operator ..., device_id should not
+ * (NVIDIA/DALI:dali/pipeline/pipeline.cc @ 003b1f7, Pipeline::AddOperator: "Cannot add a GPU operator ..., device_id should not
  * be equal CPU_ONLY_DEVICE_ID", and the same for mixed operators). Decided from the serialized pipeline when there is
- * one; a pipeline given as Python (autoserialization, src/dali_model.h:186-206) is only known once DALI runs it.
+ * one; a pipeline given as Python (autoserialization, dali_backend:src/dali_model.h:186) is only known once DALI runs it.
  */
 function daliOnCpu(model: LoadedModel): Diagnostic | undefined {
   const at = { file: model.configFile, model: model.name };
@@ -131,7 +133,7 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
   notes(model, diagnostics);
   if (groups.length === 0 && growable.length === 0) {
     // No instance_group: core gives the model the backend's preferred group, skipping a KIND_GPU one when there is no
-    // GPU, or KIND_AUTO, which becomes KIND_CPU (core src/model_config_utils.cc:849-881, 897-900). Nothing to change.
+    // GPU, or KIND_AUTO, which becomes KIND_CPU (triton-inference-server/core:src/model_config_utils.cc:849 and :897).
     return undefined;
   }
   const text = model.configText;
@@ -156,7 +158,7 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
   groups.forEach((group, index) => {
     const value = groupValues[index];
     if (value?.kind !== 'message') throw new Error(`instance_group ${index} of ${model.name} not found in its text`);
-    // An unnamed group gets the name Triton gives it, <model>_<index> (core src/model_config_utils.cc:890-892).
+    // An unnamed group gets the name Triton gives it, <model>_<index> (triton-inference-server/core:src/model_config_utils.cc:890).
     const label = `'${group.name || `${config.name || model.name}_${index}`}'`;
     const gpus = group.gpus ?? [];
     const gpuFields = value.fields.filter((f) => f.name === 'gpus');
@@ -166,8 +168,8 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
       edits.push(...gpuFields.map((f) => removeField(text, f)));
       changes.push(`${label} KIND_GPU -> KIND_CPU${gpus.length > 0 ? `, gpus [${gpus.join(', ')}] removed` : ''}`);
     } else if ((group.kind === undefined || group.kind === 'KIND_AUTO') && gpus.length > 0) {
-      // KIND_AUTO becomes KIND_CPU when there is no GPU, keeping its gpus (core src/model_config_utils.cc:895-904),
-      // and ValidateInstanceGroup refuses KIND_CPU with gpus (src/model_config_utils.cc:1778-1784).
+      // KIND_AUTO becomes KIND_CPU when there is no GPU, keeping its gpus (triton-inference-server/core:
+      // src/model_config_utils.cc:895), and ValidateInstanceGroup refuses KIND_CPU with gpus (same file, :1778).
       edits.push(...gpuFields.map((f) => removeField(text, f)));
       changes.push(`${label} KIND_AUTO (KIND_CPU without a GPU), gpus [${gpus.join(', ')}] removed`);
     } else if (group.kind === 'KIND_MODEL') {
@@ -182,12 +184,13 @@ function rewriteForCpu(model: LoadedModel, diagnostics: Diagnostic[]): CpuRewrit
       );
     }
   });
-  for (const state of valuesOf(valuesOf(fields, 'sequence_batching').flatMap(messageFields), 'state')) {
-    for (const field of messageFields(state).filter((f) => f.name === 'use_growable_memory')) edits.push(removeField(text, field));
-  }
   if (growable.length > 0) {
-    // core src/sequence_state.cc:147-155: "'use_growable_memory' can only work with KIND_GPU model instances right
-    // now. Please either change the instance type to KIND_GPU or set 'use_growable_memory' to false".
+    // triton-inference-server/core:src/sequence_state.cc:147: "'use_growable_memory' can only work with KIND_GPU
+    // model instances right now. Please either change the instance type to KIND_GPU or set 'use_growable_memory' to
+    // false". Without it the state buffer is allocated whole: the same results, more memory at the start.
+    for (const state of valuesOf(valuesOf(fields, 'sequence_batching').flatMap(messageFields), 'state')) {
+      for (const field of messageFields(state).filter((f) => f.name === 'use_growable_memory')) edits.push(removeField(text, field));
+    }
     changes.push(`use_growable_memory removed from state ${growable.map((s) => `'${s.input_name}'`).join(', ')} (KIND_GPU only)`);
   }
   if (edits.length === 0) return undefined;
@@ -215,7 +218,7 @@ function messageFields(value: { kind: string; fields?: readonly TextField[] }): 
 function notes(model: LoadedModel, diagnostics: Diagnostic[]): void {
   const accelerators = model.config.optimization?.execution_accelerators?.gpu_execution_accelerator ?? [];
   if (model.backend === 'onnxruntime' && accelerators.length > 0) {
-    // onnxruntime_backend @ 00fd3e8 src/onnxruntime.cc:444-453: gpu_execution_accelerator is read only for GPU (or
+    // triton-inference-server/onnxruntime_backend:src/onnxruntime.cc:444: gpu_execution_accelerator is read only for GPU (or
     // AUTO) instances; a CPU instance ignores it, so it is left in the staged config.
     diagnostics.push(
       diagnostic(

@@ -1,5 +1,5 @@
 // Reads where each operator of a serialized DALI pipeline (model.dali) runs: on the CPU, or on the GPU ("gpu" and
-// "mixed" operators), without DALI. Field numbers are those of NVIDIA/DALI dali/pipeline/proto/dali.proto @ 020a35a:
+// "mixed" operators), without DALI. Field numbers are those of NVIDIA/DALI:dali/pipeline/proto/dali.proto @ 020a35a:
 // PipelineDef.op = 5 (OpDef), OpDef.name = 1, OpDef.output = 3 and PipelineDef.pipe_outputs = 7 (InputOutput, whose
 // device = 2), OpDef.args = 4 (Argument: name = 1, strings = 5; the operator's own "device" is one of them).
 
