@@ -112,7 +112,9 @@ function daliOnCpu(model: LoadedModel): Diagnostic | undefined {
       );
     }
   }
-  if (serialized.length === 0) unknown.push('its pipeline is Python (dali.py), which only DALI can run');
+  if (serialized.length === 0 && versionModelFiles(model, 'dali.py').length > 0) {
+    unknown.push('its pipeline is Python (dali.py), which only DALI can run');
+  }
   if (unknown.length === 0) return undefined;
   return diagnostic(
     'warning',

@@ -251,4 +251,8 @@ describe('local --cpu: models that need a GPU', () => {
     expect(result.diagnostics).toMatchObject([{ severity: 'warning', code: 'cpu-mode-dali-unknown', model: 'dali' }]);
     expect(result.diagnostics[0]!.message).toContain('its pipeline is Python (dali.py)');
   });
+
+  it('says nothing of a DALI model without a pipeline file: the validator reports the missing file', () => {
+    expect(plan(repository({ 'dali/config.pbtxt': DALI, 'dali/1/': '' })).diagnostics).toEqual([]);
+  });
 });
