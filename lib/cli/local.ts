@@ -58,6 +58,11 @@ export interface LocalLoadOptions extends LocalConnectionOptions {
   readonly tritonVersion?: string;
   /** The local container's name or id, for its /dev/shm. @default the container publishing --url's port */
   readonly container?: string;
+  /**
+   * Stage for a container without a GPU: KIND_GPU instance groups become KIND_CPU in the staged copy (each model
+   * named), models that need a GPU refuse the archive. @default false - the archive's files as they are
+   */
+  readonly cpu?: boolean;
 }
 
 export interface LocalInvokeOptions extends LocalConnectionOptions, InvokeInputOptions {}
@@ -92,22 +97,34 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
   }
 
   const modelsDir = modelsDirFor(options, io);
-  const outcome = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel, signal);
+  const cpu = options.cpu === true;
+  const outcome = await stageArchive(resolve(io.cwd, archive), modelsDir, targetModel, {
+    ...(cpu ? { device: 'cpu' as const } : {}),
+    ...(signal ? { signal } : {}),
+  });
   for (const d of outcome.diagnostics) io.stderr(`${formatDiagnosticText(d, { prefix: `${archive}: ` })}\n`);
   const staged = outcome.staged;
   if (!staged) {
     const message =
-      `refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules ` +
-      '`mme-deploy package` applies). Nothing was sent to the container.';
+      outcome.refusedFor === 'cpu'
+        ? `refused to load ${archive} with --cpu: the errors above name the models that cannot run without a GPU. ` +
+          'Nothing was staged or sent to the container.'
+        : `refused to load ${archive}: SageMaker would not load it as intended (the errors above, the rules ` +
+          '`mme-deploy package` applies). Nothing was sent to the container.';
     io.stderr(`mme-deploy: ${escapeLine(message)}\n`);
     if (options.json) io.stdout(errorJson('INVALID', message, { diagnostics: outcome.diagnostics }));
     return ExitCode.Failure;
   }
 
   // This machine against the endpoint it stands in for: the GPU, its driver, the container's /dev/shm.
-  const [gpus, container] = await Promise.all([queryLocalGpus(io.env), inspectLocalContainer(client.baseUrl, options.container, io.env)]);
+  // With --cpu the container has no GPU to compare: what the target's GPU does is left untried, and said so once.
+  const [gpus, container] = await Promise.all([
+    cpu ? undefined : queryLocalGpus(io.env),
+    inspectLocalContainer(client.baseUrl, options.container, io.env),
+  ]);
   const target = resolveTarget(options, container);
-  const findings = compareWithTarget({ ...(gpus ? { gpus } : {}), ...(container ? { container } : {}) }, target, staged.tensorrtPlans);
+  const compared = compareWithTarget({ ...(gpus ? { gpus } : {}), ...(container ? { container } : {}) }, target, staged.tensorrtPlans);
+  const findings = cpu ? [cpuModeNote(target), ...compared.filter((f) => f.code !== 'local-gpu-unknown')] : compared;
   if (!options.json) for (const finding of findings) io.stderr(formatFinding(finding));
 
   const url = containerModelUrl(hash, containerRoot);
@@ -124,6 +141,7 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
         modelDir: staged.modelDir,
         entries: staged.entries.length,
         replaced: staged.replaced,
+        ...(cpu ? { device: 'cpu', rewritten: staged.rewritten } : {}),
         loadSeconds: round(seconds),
         target: { instanceType: target.instanceType.name, tritonVersion: target.tritonVersion, driverBranch: target.driver.branch },
         findings,
@@ -137,11 +155,28 @@ export async function runLocalLoad(archive: string, options: LocalLoadOptions, i
         `  extracted to:      ${staged.modelDir} ` +
         `(${staged.entries.length} entries${staged.replaced ? ', replacing the previous copy' : ''})\n` +
         `  container url:     ${url}\n` +
+        (cpu ? `  device:            CPU (${rewrittenText(staged.rewritten)})\n` : '') +
         `Invoke it with: mme-deploy local invoke ${shellQuote(targetModel)} ` +
         `${invokeHint(await servedModelConfig(staged.modelDir).catch(() => undefined))}\n`,
     );
   }
   return ExitCode.Ok;
+}
+
+/** What a --cpu load leaves untried: everything about the target's GPU. */
+function cpuModeNote(target: { readonly instanceType: { readonly name: string; readonly gpuModel: string } }): TargetFinding {
+  return {
+    severity: 'note',
+    code: 'cpu-mode',
+    message:
+      `--cpu: the models run on this machine's CPU, so GPU memory, speed, TensorRT and the driver of ` +
+      `${target.instanceType.name} (${target.instanceType.gpuModel}) are not tried here.`,
+  };
+}
+
+function rewrittenText(models: readonly string[]): string {
+  if (models.length === 0) return 'no config needed a change';
+  return `config.pbtxt rewritten for ${models.map((m) => escapeLine(m)).join(', ')}`;
 }
 
 function formatFinding(finding: TargetFinding): string {

@@ -185,6 +185,11 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--inference-ami-version <version>', 'the endpoint\'s InferenceAmiVersion, i.e. its GPU driver (default: SageMaker\'s, 470)')
     .option('--triton-version <YY.MM>', 'the Triton release deployed (default: the local container\'s)')
     .option('--container <name>', 'the local container, for its /dev/shm (default: the one publishing --url\'s port)')
+    .option(
+      '--cpu',
+      'stage for a container without a GPU (docker run without --gpus): KIND_GPU instance groups become KIND_CPU in the ' +
+        'staged copy, not the archive (a warning per model); TensorRT plans and DALI GPU pipelines are refused',
+    )
     .option('--json', 'print one JSON object on stdout')
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');

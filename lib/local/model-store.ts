@@ -11,6 +11,8 @@ import { diagnostic, Diagnostic, hasErrors } from '../diagnostics';
 import { ErrorCode, MmeError, isMmeError, unreadable } from '../errors';
 import { discoverModels, RepositoryAccessError } from '../repository/discover';
 import { checkMmeArchive, outsideTheLoad } from '../repository/mme-rules';
+import type { Discovery } from '../repository/discover';
+import { planCpuStaging } from './cpu-mode';
 
 /** Where SageMaker puts MME archives inside the container; the only root Triton's LOAD accepts. */
 export const CONTAINER_MODELS_ROOT = '/opt/ml/models';
@@ -21,6 +23,17 @@ export const STAGE_RECORD = '.mme-deploy-local.json';
 export interface StageRecord {
   readonly targetModel: string;
   readonly archive: string;
+  /** 'cpu' when the copy was staged by `local load --cpu` (its configs rewritten for a container without a GPU). */
+  readonly device?: 'cpu';
+}
+
+export interface StageOptions {
+  /**
+   * 'cpu': stage for a container without a GPU (lib/local/cpu-mode.ts): KIND_GPU instance groups become KIND_CPU in
+   * the copy, and an archive with a model that needs a GPU is refused. @default 'gpu' - the archive's files as they are
+   */
+  readonly device?: 'gpu' | 'cpu';
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -68,6 +81,8 @@ export interface StagedArchive {
   readonly replaced: boolean;
   /** The models whose platform is `tensorrt_plan`: their engines must match the target GPU. */
   readonly tensorrtPlans: readonly string[];
+  /** With `device: 'cpu'`: the models whose config.pbtxt the copy holds rewritten. */
+  readonly rewritten: readonly string[];
 }
 
 /** What staging found: the archive rules' diagnostics and, unless one of them is an error, the installed copy. */
@@ -76,6 +91,8 @@ export interface StageOutcome {
   readonly diagnostics: readonly Diagnostic[];
   /** Undefined when the archive was refused: nothing was installed and an earlier copy is untouched. */
   readonly staged?: StagedArchive;
+  /** Why it was refused: the MME archive rules, or a model that cannot run without a GPU (`device: 'cpu'`). */
+  readonly refusedFor?: 'mme-rules' | 'cpu';
 }
 
 /**
@@ -86,7 +103,15 @@ export interface StageOutcome {
  * destination and renamed into place, so a failure leaves nothing half-written. A previous copy that `local load`
  * wrote for the same TargetModel is replaced; a directory it did not write is never touched.
  */
-export async function stageArchive(archive: string, modelsDir: string, targetModel: string, signal?: AbortSignal): Promise<StageOutcome> {
+export async function stageArchive(
+  archive: string,
+  modelsDir: string,
+  targetModel: string,
+  signalOrOptions?: AbortSignal | StageOptions,
+): Promise<StageOutcome> {
+  const options: StageOptions = signalOrOptions instanceof AbortSignal ? { signal: signalOrOptions } : (signalOrOptions ?? {});
+  const signal = options.signal;
+  const cpu = options.device === 'cpu';
   const archivePath = resolve(archive);
   await checkArchiveFile(archivePath, archive);
 
@@ -106,7 +131,8 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
   const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const staging = join(root, `.${hash}.staging-${suffix}`);
   let entries: string[];
-  let checked: { diagnostics: Diagnostic[]; tensorrtPlans: string[] };
+  let checked: Checked;
+  let rewritten: string[] = [];
   try {
     // SageMaker's loader scans every top-level directory as a model: thousands are no model archive.
     const bounds = { links: 'inside' as const, maxTopLevel: MAX_TOP_LEVEL_ENTRIES };
@@ -114,9 +140,24 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
     checked = await checkExtracted(join(staging, 'model'), targetModel);
     if (hasErrors(checked.diagnostics)) {
       await rm(staging, { recursive: true, force: true });
-      return { diagnostics: checked.diagnostics };
+      return { diagnostics: checked.diagnostics, refusedFor: 'mme-rules' };
     }
-    const record: StageRecord = { targetModel, archive: archivePath };
+    if (cpu && checked.discovery) {
+      // Only the staged copy changes: the configs were extracted from the archive, which is only ever read.
+      const plan = planCpuStaging(checked.discovery);
+      checked = { ...checked, diagnostics: [...checked.diagnostics, ...plan.diagnostics] };
+      if (hasErrors(plan.diagnostics)) {
+        await rm(staging, { recursive: true, force: true });
+        return { diagnostics: checked.diagnostics, refusedFor: 'cpu' };
+      }
+      for (const rewrite of plan.rewrites) {
+        // Replaced, not written through: a config.pbtxt the archive links (hard or soft) to another file stays apart.
+        await rm(rewrite.path, { force: true });
+        await writeFile(rewrite.path, rewrite.text, { flag: 'wx' });
+      }
+      rewritten = plan.rewrites.map((r) => r.model);
+    }
+    const record: StageRecord = { targetModel, archive: archivePath, ...(cpu ? { device: 'cpu' as const } : {}) };
     await writeFile(join(staging, STAGE_RECORD), `${JSON.stringify(record, null, 2)}\n`);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
@@ -141,6 +182,7 @@ export async function stageArchive(archive: string, modelsDir: string, targetMod
     entries,
     replaced: Boolean(existing),
     tensorrtPlans: checked.tensorrtPlans,
+    rewritten,
   };
   return { diagnostics: checked.diagnostics, staged };
 }
@@ -171,7 +213,14 @@ export async function checkArchiveFile(path: string, shown: string): Promise<voi
  * `__MACOSX` really is there), so the stray-directory findings of discovery count too; the per-model Triton rules are
  * left to Triton's own LOAD, which reports them with its own words.
  */
-async function checkExtracted(modelDir: string, targetModel: string): Promise<{ diagnostics: Diagnostic[]; tensorrtPlans: string[] }> {
+interface Checked {
+  readonly diagnostics: Diagnostic[];
+  readonly tensorrtPlans: string[];
+  /** Undefined when the extracted archive holds no model at all. */
+  readonly discovery?: Discovery;
+}
+
+async function checkExtracted(modelDir: string, targetModel: string): Promise<Checked> {
   let discovery;
   try {
     discovery = discoverModels(modelDir);
@@ -187,7 +236,7 @@ async function checkExtracted(modelDir: string, targetModel: string): Promise<{ 
     ...(await checkMmeArchive(discovery, targetModel)),
   ]);
   const tensorrtPlans = discovery.models.filter((m) => m.platform === 'tensorrt_plan').map((m) => m.name);
-  return { diagnostics, tensorrtPlans };
+  return { diagnostics, tensorrtPlans, discovery };
 }
 
 /** The code for a failed extraction: the archive's own code, I/O for errors from the filesystem, a bad archive else. */

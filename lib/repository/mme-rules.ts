@@ -179,7 +179,7 @@ function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedMod
 }
 
 /** `loaded` and every model its ensemble steps name, transitively: what core loads along with it. */
-function reachedFrom(loaded: LoadedModel, models: ReadonlyMap<string, LoadedModel>): Set<string> {
+export function reachedFrom(loaded: LoadedModel, models: ReadonlyMap<string, LoadedModel>): Set<string> {
   const reached = new Set<string>();
   const visit = (m: LoadedModel) => {
     if (reached.has(m.name)) return;

@@ -2,6 +2,7 @@
 // as Triton's SageMaker front-end would, so each test checks paths, headers, bodies and the files left on disk.
 
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
@@ -27,6 +28,7 @@ import * as local from '../../lib/cli/local';
 import { reportFailure } from '../../lib/cli/program';
 import { parseModelConfig } from '../../lib/config/parse';
 import { STAGE_RECORD, modelHash } from '../../lib/local/model-store';
+import { validateRepository } from '../../lib/repository/validate';
 
 interface RecordedRequest {
   method: string;
@@ -726,5 +728,118 @@ describe('mme-deploy local load compares this machine with the target instance',
     expect(await runLocalLoad(sentimentArchive(), base({ instanceType: 'ml.m5.xlarge' }), io)).toBe(2);
     expect(io.err()).toContain('--instance-type ml.m5.xlarge: not a GPU instance type');
     expect(container.requests).toEqual([]);
+  });
+});
+
+describe('mme-deploy local load --cpu stages for a container without a GPU', () => {
+  const GPU_CLASSIFIER = CLASSIFIER_CONFIG + '# on the endpoint: one instance per GPU\ninstance_group [ { kind: KIND_GPU gpus: [ 0 ] } ]\n';
+  const PYTHON_MODEL = 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n';
+
+  function gpuArchive(name = 'gpu.tar.gz'): string {
+    return makeArchive(name, {
+      'ensemble/config.pbtxt': ENSEMBLE_CONFIG,
+      'ensemble/1/': '',
+      'classifier/config.pbtxt': GPU_CLASSIFIER,
+      'classifier/1/model.py': PYTHON_MODEL,
+    });
+  }
+
+  const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+  it('rewrites KIND_GPU to KIND_CPU in the staged copy only, says so per model, and sends the LOAD', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const archive = gpuArchive();
+    const before = sha256(archive);
+    const io = captureIo({ cwd: work, env: {} });
+
+    expect(await runLocalLoad(archive, base({ cpu: true }), io)).toBe(0);
+
+    expect(sha256(archive)).toBe(before);
+    const model = join(work, 'models', modelHash('gpu.tar.gz'), 'model');
+    const staged = readFileSync(join(model, 'classifier', 'config.pbtxt'), 'utf8');
+    expect(staged).toBe(CLASSIFIER_CONFIG + '# on the endpoint: one instance per GPU\ninstance_group [ { kind: KIND_CPU } ]\n');
+    expect(parseModelConfig(staged).config.instance_group).toEqual([{ kind: 'KIND_CPU' }]);
+    const report = await validateRepository(model, { mme: true, targetModel: 'gpu.tar.gz' });
+    expect(report.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+
+    const warnings = io.err().split('\n').filter((line) => line.includes('[cpu-mode-rewritten]'));
+    expect(warnings).toEqual([
+      `${archive}: classifier/config.pbtxt:7:1: warning [cpu-mode-rewritten] 'classifier' rewritten for CPU in the staged copy ` +
+        '(the archive is unchanged): \'classifier_0\' KIND_GPU -> KIND_CPU, gpus [0] removed; model.py now runs on a CPU instance, ' +
+        'so code that calls CUDA itself fails.',
+    ]);
+    expect(io.err()).toContain('note [cpu-mode] --cpu: the models run on this machine\'s CPU');
+    expect(io.err()).not.toContain('local-gpu-unknown');
+    expect(io.out()).toContain('  device:            CPU (config.pbtxt rewritten for classifier)\n');
+    expect(container.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET /models/${modelHash('gpu.tar.gz')}`, 'POST /models']);
+    expect(JSON.parse(readFileSync(join(model, '..', STAGE_RECORD), 'utf8'))).toMatchObject({ device: 'cpu' });
+  });
+
+  it('replaces a config.pbtxt the archive hard-links to another file, never writing through the link', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const source = mkdtempSync(join(work, 'linked-'));
+    mkdirSync(join(source, 'classifier', '1'), { recursive: true });
+    writeFileSync(join(source, 'classifier', '1', 'model.py'), PYTHON_MODEL);
+    writeFileSync(join(source, 'classifier', 'gpu.pbtxt'), GPU_CLASSIFIER);
+    linkSync(join(source, 'classifier', 'gpu.pbtxt'), join(source, 'classifier', 'config.pbtxt'));
+    const archive = join(work, 'linked.tar.gz');
+    expect(spawnSync('tar', ['-C', source, '-czf', archive, '.']).status).toBe(0);
+
+    expect(await runLocalLoad(archive, base({ cpu: true }), captureIo({ cwd: work, env: {} }))).toBe(0);
+    const staged = join(work, 'models', modelHash('linked.tar.gz'), 'model', 'classifier');
+    expect(readFileSync(join(staged, 'config.pbtxt'), 'utf8')).toContain('kind: KIND_CPU');
+    expect(readFileSync(join(staged, 'gpu.pbtxt'), 'utf8')).toBe(GPU_CLASSIFIER);
+  });
+
+  it('stages the archive as it is without --cpu', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = captureIo({ cwd: work, env: {} });
+    expect(await runLocalLoad(gpuArchive(), base(), io)).toBe(0);
+    const staged = readFileSync(join(work, 'models', modelHash('gpu.tar.gz'), 'model', 'classifier', 'config.pbtxt'), 'utf8');
+    expect(staged).toBe(GPU_CLASSIFIER);
+    expect(io.err()).not.toContain('cpu-mode');
+  });
+
+  it('reports the rewritten models in --json', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    const io = captureIo({ cwd: work, env: {} });
+    expect(await runLocalLoad(gpuArchive(), base({ cpu: true, json: true }), io)).toBe(0);
+    const printed = JSON.parse(io.out());
+    expect(printed).toMatchObject({ device: 'cpu', rewritten: ['classifier'] });
+    expect(printed.diagnostics.map((d: { code: string }) => d.code)).toEqual(['cpu-mode-rewritten']);
+    expect(printed.findings.map((f: { code: string }) => f.code)).toEqual(['cpu-mode']);
+  });
+
+  it('refuses a TensorRT plan with exit 1: nothing staged, nothing sent, an earlier copy kept, the archive unchanged', async () => {
+    container.nothingLoaded().on('POST', '/models', { status: 200 });
+    expect(await runLocalLoad(gpuArchive('mixed.tar.gz'), base({ cpu: true }), captureIo({ cwd: work, env: {} }))).toBe(0);
+    const earlier = readdirSync(join(work, 'models'));
+    const posts = container.requests.filter((r) => r.method === 'POST').length;
+
+    const archive = makeArchive('mixed.tar.gz', {
+      'ensemble/config.pbtxt': ENSEMBLE_CONFIG,
+      'ensemble/1/': '',
+      'classifier/config.pbtxt': 'name: "classifier"\nplatform: "tensorrt_plan"\nmax_batch_size: 8\n' +
+        'input [ { name: "text" data_type: TYPE_STRING dims: [ 1 ] } ]\n' +
+        'output [ { name: "probabilities" data_type: TYPE_FP32 dims: [ 2 ] } ]\ninstance_group [ { kind: KIND_GPU } ]\n',
+      'classifier/1/model.plan': 'engine',
+    });
+    const before = sha256(archive);
+    const io = captureIo({ cwd: work, env: {} });
+    expect(await runLocalLoad(archive, base({ cpu: true }), io)).toBe(1);
+
+    const lines = io.err().trim().split('\n');
+    expect(lines).toEqual([
+      `${archive}: classifier/config.pbtxt:2:1: error [cpu-mode-gpu-only] 'classifier' is a TensorRT plan, which runs only on a ` +
+        'GPU (Triton: "TensorRT backend supports only GPU device"), so --cpu cannot load it: load the archive without --cpu ' +
+        'on a machine with an NVIDIA GPU.',
+      `mme-deploy: refused to load ${archive} with --cpu: the errors above name the models that cannot run without a GPU. ` +
+        'Nothing was staged or sent to the container.',
+    ]);
+    expect(sha256(archive)).toBe(before);
+    expect(container.requests.filter((r) => r.method === 'POST')).toHaveLength(posts);
+    expect(readdirSync(join(work, 'models'))).toEqual(earlier);
+    const kept = readFileSync(join(work, 'models', modelHash('mixed.tar.gz'), 'model', 'classifier', 'config.pbtxt'), 'utf8');
+    expect(kept).toContain('kind: KIND_CPU');
   });
 });

@@ -18,6 +18,12 @@ describe('mme-deploy local (command grammar)', () => {
     }
   });
 
+  it('documents --cpu in the help of load, the one subcommand that stages an archive', async () => {
+    const io = captureIo({ env: {} });
+    expect(await main(['local', 'load', '--help'], io)).toBe(0);
+    expect(io.out().replace(/\s+/g, ' ')).toContain('--cpu stage for a container without a GPU (docker run without --gpus)');
+  });
+
   it('exits 2 with a usage message when the archive is missing', async () => {
     const io = captureIo({ env: {} });
     expect(await main(['local', 'load'], io)).toBe(2);
