@@ -262,7 +262,8 @@ export class MmeStandIn {
         : modelError(res, 507, `failed to load '${model.config.name}', CUDA out of memory. Tried to allocate 2.00 GiB`);
     }
     const wait = Math.max(this.stallUntil - Date.now(), this.inferMs);
-    if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+    // Unreferenced: a stall still under way when the test stops the stand-in does not keep the test run alive.
+    if (wait > 0) await new Promise((done) => setTimeout(done, wait).unref());
     this.record('GPUUtilization', 40);
     this.answer(model, body, String(req.headers['content-type'] ?? ''), res);
   }
