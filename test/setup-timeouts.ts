@@ -2,7 +2,9 @@
 // by the run's load factor (jest.config.js, MME_TEST_TIMEOUT_SCALE), so a test that allows 30 s on a quiet machine
 // allows 150 s on a machine five times busier, and a time limit is never the first thing a loaded machine breaks.
 
-const factor = Number(process.env.MME_TEST_TIMEOUT_SCALE) || 1;
+import { LOAD_SCALE } from './load-scale';
+
+const factor = LOAD_SCALE;
 
 type Callable = (...args: unknown[]) => unknown;
 

@@ -134,11 +134,14 @@ export async function runLoadTestCommand(
   const variant = endpoint.variants.find((v) => v.variantName === endpoint.variantName);
   const instances = variant?.currentInstanceCount ?? variant?.initialInstanceCount ?? 1;
   let prediction: CachePrediction | undefined;
-  const cold = coldSeconds ?? observed?.meanLoadWaitSeconds ?? 0;
+  // The time a load takes, not the mean wait: requests that came while a load was in flight waited less.
+  const cold = coldSeconds ?? observed?.meanLoadSeconds ?? 0;
   if (resident !== undefined) {
     const { predictCache } = await import('../measure/cache-comparison');
     const rps = mode.kind === 'open' ? mode.rate : result.overall.throughput;
-    prediction = predictCache({ weights, residentModels: resident, instances, requests: result.sent, rps, coldSeconds: cold, seed });
+    // Open loop sends evenly spaced requests, and plan is given the same; closed loop's arrivals are taken as random.
+    prediction = predictCache({ weights, residentModels: resident, instances, requests: result.sent, rps, coldSeconds: cold, seed,
+      arrivals: mode.kind === 'open' ? 'even' : 'poisson' });
   }
 
   if (options.csv !== undefined) {
@@ -310,11 +313,17 @@ export function formatLoadTest(
     const loadVerdict = prediction ? (Math.abs(observed.loads - prediction.loads) <= prediction.loadsError ? 'agrees' : 'differs') : '';
     rowsCache.push(['model loads', String(observed.loads), prediction ? predicted(prediction.loads, prediction.loadsError, 0) : '-',
       loadVerdict]);
+    const waitedVerdict = prediction
+      ? (Math.abs(observed.waited - prediction.waited) <= prediction.waitedError ? 'agrees' : 'differs')
+      : '';
+    rowsCache.push(['requests that waited', String(observed.waited),
+      prediction ? predicted(prediction.waited, prediction.waitedError, 0) : '-', waitedVerdict]);
     rowsCache.push(['invocations counted', String(observed.invocations), prediction ? String(result.sent) : '-', '']);
     rowsCache.push(['model unloads', String(observed.unloads), '', '']);
+    const load = observed.meanLoadSeconds;
+    rowsCache.push(['mean load time', load === undefined ? '-' : `${msText(load * 1000)} ms`, '', '']);
     const wait = observed.meanLoadWaitSeconds;
-    rowsCache.push(['mean load wait', wait === undefined ? '-' : `${msText(wait * 1000)} ms`,
-      '', '']);
+    rowsCache.push(['mean load wait', wait === undefined ? '-' : `${msText(wait * 1000)} ms`, '', '']);
     rowsCache.push(['max loaded models', observed.maxLoadedModels === undefined ? '-' : String(observed.maxLoadedModels),
       settings.residentModels === undefined ? '' : `${settings.residentModels * settings.instances}`, '']);
     const gpu = observed.meanGpuUtilization;

@@ -371,7 +371,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file of model,weight (default: uniform)')
     .option('--seed <n>', 'seed of the choice of TargetModel per request (default: 1)')
     .option('--resident <n>', 'models one instance keeps loaded, as `plan` reports: adds plan\'s cache prediction')
-    .option('--cold-seconds <s>', 'load time plan assumes (default: the mean ModelLoadingWaitTime of the run)')
+    .option('--cold-seconds <s>', 'load time plan assumes (default: the run\'s mean ModelDownloadingTime + ModelLoadingTime per load)')
     .option('--metrics-wait <seconds>', 'how long to wait for CloudWatch to publish the run\'s metrics (default: 180)')
     .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims (default: 1 for each)')
     .option('--csv <file>', 'write one line per request (intended and sent time, latency, cause)')

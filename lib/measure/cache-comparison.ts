@@ -17,8 +17,13 @@ export interface ObservedCache {
   /** Invocations whose model was loaded (ModelCacheHit's Sum). */
   readonly hits: number;
   readonly hitRatio?: number;
-  /** Loads (ModelLoadingWaitTime's SampleCount) and their mean wait, seconds. */
+  /** Loads: ModelLoadingTime's SampleCount, one per LoadModel call. */
   readonly loads: number;
+  /** Mean time from download to loaded model per load: (ModelDownloadingTime + ModelLoadingTime) / loads, seconds. */
+  readonly meanLoadSeconds?: number;
+  /** Requests that waited for a download or a load, their own or one in flight: ModelLoadingWaitTime's SampleCount. */
+  readonly waited: number;
+  /** Their mean wait, seconds. */
   readonly meanLoadWaitSeconds?: number;
   /** Unloads (ModelUnloadingTime's SampleCount). */
   readonly unloads: number;
@@ -39,8 +44,11 @@ export function cacheMetricQueries(endpointName: string, variantName: string, pe
   const wanted: [string, string, string][] = [
     ['hits', 'ModelCacheHit', 'Sum'],
     ['invocations', 'ModelCacheHit', 'SampleCount'],
-    ['loads', 'ModelLoadingWaitTime', 'SampleCount'],
-    ['loadWait', 'ModelLoadingWaitTime', 'Average'],
+    ['loads', 'ModelLoadingTime', 'SampleCount'],
+    ['loadTime', 'ModelLoadingTime', 'Sum'],
+    ['downloadTime', 'ModelDownloadingTime', 'Sum'],
+    ['waited', 'ModelLoadingWaitTime', 'SampleCount'],
+    ['waitTime', 'ModelLoadingWaitTime', 'Sum'],
     ['unloads', 'ModelUnloadingTime', 'SampleCount'],
     ['loaded', 'LoadedModelCount', 'Maximum'],
     ['gpu', 'GPUUtilization', 'Average'],
@@ -91,7 +99,7 @@ export async function observeCache(
   const invocations = sum('invocations');
   const hits = sum('hits');
   const loads = sum('loads');
-  const loadWait = mean('loadWait');
+  const waited = sum('waited');
   const optional = <T>(key: string, value: T | undefined) => (value === undefined ? {} : { [key]: value });
   return {
     window: { start, end },
@@ -99,7 +107,9 @@ export async function observeCache(
     hits,
     ...optional('hitRatio', invocations > 0 ? hits / invocations : undefined),
     loads,
-    ...optional('meanLoadWaitSeconds', loadWait === undefined ? undefined : loadWait / 1e6),
+    ...optional('meanLoadSeconds', loads > 0 ? (sum('loadTime') + sum('downloadTime')) / loads / 1e6 : undefined),
+    waited,
+    ...optional('meanLoadWaitSeconds', waited > 0 ? sum('waitTime') / waited / 1e6 : undefined),
     unloads: sum('unloads'),
     ...optional('maxLoadedModels', max('loaded')),
     ...optional('meanGpuUtilization', mean('gpu')),
@@ -118,6 +128,13 @@ export interface PredictionInput {
   readonly rps: number;
   /** Seconds from a miss to a loaded model. */
   readonly coldSeconds: number;
+  /**
+   * How requests arrive: `even`, one every 1/rps seconds, as an open-loop load test sends them; `poisson`, at random
+   * (exponential gaps), as independent callers do. It matters once requests come while a load is in flight: evenly
+   * spaced, fewer of them fall within one load than at random, so more are hits.
+   * @default 'poisson'
+   */
+  readonly arrivals?: 'even' | 'poisson';
   /** Independent simulated runs. @default 30 */
   readonly runs?: number;
   readonly seed?: number;
@@ -129,6 +146,9 @@ export interface CachePrediction {
   readonly hitRatioError: number;
   readonly loads: number;
   readonly loadsError: number;
+  /** Requests that waited for a load: the loads, and the requests that came while one was in flight. */
+  readonly waited: number;
+  readonly waitedError: number;
   readonly runs: number;
 }
 
@@ -143,8 +163,10 @@ export function predictCache(input: PredictionInput): CachePrediction {
   const cold = new Float64Array(models).fill(input.coldSeconds);
   const ratios: number[] = [];
   const loads: number[] = [];
+  const waited: number[] = [];
   for (let run = 0; run < runs; run++) {
     const trace = sampleTrace(input.weights, { count: input.requests, rps: input.rps, random: seededRandom((input.seed ?? 1) + run) });
+    if (input.arrivals === 'even') trace.times.forEach((_, i, times) => (times[i] = i / input.rps));
     const result = simulateCache({
       gpuMiB: ones,
       diskMiB: ones,
@@ -158,11 +180,20 @@ export function predictCache(input: PredictionInput): CachePrediction {
     });
     ratios.push(result.hitRatio);
     loads.push(result.loads);
+    waited.push(result.loads + result.waits);
   }
   const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const sdOf = (xs: number[]) => {
     const m = meanOf(xs);
     return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, xs.length - 1));
   };
-  return { hitRatio: meanOf(ratios), hitRatioError: 2 * sdOf(ratios), loads: meanOf(loads), loadsError: 2 * sdOf(loads), runs };
+  return {
+    hitRatio: meanOf(ratios),
+    hitRatioError: 2 * sdOf(ratios),
+    loads: meanOf(loads),
+    loadsError: 2 * sdOf(loads),
+    waited: meanOf(waited),
+    waitedError: 2 * sdOf(waited),
+    runs,
+  };
 }

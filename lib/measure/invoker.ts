@@ -12,7 +12,7 @@ import { explainInvokeFailure, explainContainerFailure, tritonErrorText } from '
 import { knownFailure } from '../logs/known-failures';
 import { MmeContainerClient } from '../local/container-client';
 import { modelHash } from '../local/model-store';
-import { connectionPool, RawResponse, sendRequest, SigningCredentials, SigV4Signer } from './signed-invoke';
+import { InvokeConnection, InvokeSigner, RawResponse, SigningCredentials } from './signed-invoke';
 
 export interface InvocationFailure {
   /** Short and stable, what failures are counted by: `ModelError 507`, `ModelNotReadyException`, `ECONNRESET`. */
@@ -30,6 +30,7 @@ export type InvokeOutcome =
 export interface ModelInvoker {
   /** `endpoint mme` or `local container http://127.0.0.1:8080`, for reports. */
   readonly site: string;
+  /** Sends `body` (left unchanged once sent: a load test sends one body many times, its hash kept by identity). */
   invoke(targetModel: string, body: Uint8Array, contentType: string, signal?: AbortSignal): Promise<InvokeOutcome>;
   close(): void;
 }
@@ -86,26 +87,20 @@ export async function endpointInvoker(options: EndpointInvokerOptions): Promise<
     sdk.destroy();
     throw explainAwsError(err, { ...options, permission: 'sagemaker:InvokeEndpoint', resource: `endpoint ${options.endpoint}` });
   }
-  const signer = new SigV4Signer(region, 'sagemaker');
-  const agent = connectionPool(base, options.maxSockets ?? 50);
-  const timeoutMs = options.timeoutMs ?? 60_000;
   const path = `${base.pathname.replace(/\/$/, '')}/endpoints/${encodeURIComponent(options.endpoint)}/invocations`;
   const url = new URL(path, base);
+  const signer = new InvokeSigner(url, region, options.variant);
+  const connection = new InvokeConnection(url, options.maxSockets ?? 50, options.timeoutMs ?? 60_000);
   const context = { ...options, ...(options.region ? {} : { region }) };
   return {
     site: `endpoint ${options.endpoint}`,
     async invoke(targetModel, body, contentType, signal) {
-      const headers: Record<string, string> = {
-        'content-type': contentType,
-        accept: '*/*',
-        'x-amzn-sagemaker-target-model': targetModel,
-        ...(options.variant ? { 'x-amzn-sagemaker-target-variant': options.variant } : {}),
-      };
-      const request = { method: 'POST', url, headers, body };
       try {
-        const expiring = !credentials || (credentials.expiration && credentials.expiration.getTime() - Date.now() < 300_000);
-        signer.sign(request, expiring ? await credentialsNow() : credentials!);
-        const response = await sendRequest(request, agent, timeoutMs, signal);
+        const now = Date.now();
+        // Credentials in hand are used without an await until five minutes before they expire.
+        const expiring = !credentials || (credentials.expiration && credentials.expiration.getTime() - now < 300_000);
+        const headers = await signer.headers(targetModel, contentType, body, expiring ? await credentialsNow() : credentials!, now);
+        const response = await connection.request(headers, body, signal);
         if (response.status >= 200 && response.status < 300) {
           const type = response.headers['content-type'];
           return { ok: true, body: response.body, ...(type ? { contentType: String(type) } : {}) };
@@ -116,7 +111,7 @@ export async function endpointInvoker(options: EndpointInvokerOptions): Promise<
       }
     },
     close: () => {
-      agent.destroy();
+      connection.destroy();
       sdk.destroy();
     },
   };

@@ -1,13 +1,20 @@
 // InvokeEndpoint as one signed HTTP request on a pooled keep-alive connection, for load tests: the AWS SDK spends
 // about 1 ms of CPU per call in its middleware (measured on loopback: 1.3 ms per call with the SDK against 0.2 ms
 // with a bare node:http loop), which would make the client, not the endpoint, the bottleneck at 2,000 requests/s
-// on two cores. Credentials and region still come from the SDK's chain, resolved once (and again before they expire).
-// Signature Version 4 as AWS documents it (https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html),
-// checked against the SDK's own signer in test/measure/signed-invoke.test.ts.
+// on two cores. Credentials and region still come from the SDK's chain, resolved once (and again before they expire),
+// and the signature is the SDK's own signer's (@smithy/signature-v4).
+//
+// What a request costs the client, kept low because a load test sends thousands a second (bench/loadtest.js):
+// - signing: a SigV4 signature depends on the request and the second it is dated, so one TargetModel's request is
+//   signed once a second and its headers reused (the payload hash once per body);
+// - headers: one flat array per TargetModel and second, handed to node:http as is (no header object to copy);
+// - timers: none per request. One sweep per connection gives up on requests past their deadline, and one abort
+//   listener per signal ends every request still in flight.
 
-import { createHash, createHmac } from 'node:crypto';
-import { Agent, ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
+import { createHash, createHmac, Hash, Hmac } from 'node:crypto';
+import { Agent, ClientRequest, IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 export interface SigningCredentials {
   readonly accessKeyId: string;
@@ -16,100 +23,113 @@ export interface SigningCredentials {
   readonly expiration?: Date;
 }
 
-export interface SignedRequest {
-  readonly method: string;
-  readonly url: URL;
-  readonly headers: Record<string, string>;
-  readonly body: Uint8Array;
+/** The SDK's checksum interface over node:crypto: the `sha256` the SDK's own node runtime passes to its signer. */
+class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
+  }
+
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
 }
 
-const sha256Hex = (data: Uint8Array | string) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+}
 
-/** The signing key of a day, region and service; HMAC chain of the documented algorithm. */
-export class SigV4Signer {
-  private keyDate = '';
-  private key?: Buffer;
+/** One TargetModel's request headers, signed for one second. */
+interface SignedHeaders {
+  readonly body: Uint8Array;
+  readonly second: number;
+  readonly credentials: SigningCredentials;
+  readonly headers: Promise<readonly string[]>;
+}
+
+/**
+ * Signs InvokeEndpoint requests to one endpoint URL and keeps each TargetModel's signed headers for the second they
+ * are dated in: within that second the same TargetModel, body and credentials give the same signature.
+ */
+export class InvokeSigner {
+  private readonly signer: SignatureV4;
+  private readonly signed = new Map<string, SignedHeaders>();
+  /** A body is hashed once, however many TargetModels it is sent to. */
+  private readonly payloadHashes = new WeakMap<Uint8Array, string>();
+  private credentials?: SigningCredentials;
+  private readonly host: string;
 
   constructor(
-    private readonly region: string,
-    private readonly service: string,
-  ) {}
-
-  /** Adds x-amz-date, x-amz-content-sha256, x-amz-security-token and Authorization to `request.headers`. */
-  sign(request: SignedRequest, credentials: SigningCredentials, now: Date = new Date()): void {
-    const amzDate = this.amzDate(now);
-    const day = amzDate.slice(0, 8);
-    const headers = request.headers;
-    headers['host'] = request.url.host;
-    headers['x-amz-date'] = amzDate;
-    const payloadHash = sha256Hex(request.body);
-    headers['x-amz-content-sha256'] = payloadHash;
-    if (credentials.sessionToken) headers['x-amz-security-token'] = credentials.sessionToken;
-    const names = Object.keys(headers).map((n) => n.toLowerCase()).sort();
-    const lower = new Map(Object.entries(headers).map(([n, v]) => [n.toLowerCase(), v]));
-    const canonicalHeaders = names.map((n) => `${n}:${lower.get(n)!.trim().replace(/\s+/g, ' ')}\n`).join('');
-    const signedHeaders = names.join(';');
-    const canonicalRequest = [
-      request.method,
-      canonicalPath(request.url.pathname),
-      canonicalQuery(request.url.searchParams),
-      canonicalHeaders,
-      signedHeaders,
-      payloadHash,
-    ].join('\n');
-    const scope = `${day}/${this.region}/${this.service}/aws4_request`;
-    const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
-    const key = this.signingKey(credentials.secretAccessKey, day);
-    const signature = createHmac('sha256', key).update(stringToSign).digest('hex');
-    headers['authorization'] =
-      `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+    private readonly url: URL,
+    region: string,
+    private readonly variant?: string,
+  ) {
+    this.host = url.host;
+    this.signer = new SignatureV4({
+      service: 'sagemaker',
+      region,
+      credentials: async () => this.credentials!,
+      sha256: NodeSha256,
+    });
   }
 
-  private secret = '';
-  private second = -1;
-  private secondText = '';
-
-  /** `20261201T143005Z`, formatted once per second (a load test signs thousands of requests in one). */
-  private amzDate(now: Date): string {
-    const second = Math.floor(now.getTime() / 1000);
-    if (second !== this.second) {
-      this.second = second;
-      this.secondText = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  /**
+   * The request's headers as node:http takes them (name, value, name, value, ...), signed with `credentials` and
+   * dated `nowMs` (milliseconds since the epoch). Reused, never changed: the caller must not modify them, nor a body
+   * once it was signed (its hash is kept by identity).
+   */
+  headers(targetModel: string, contentType: string, body: Uint8Array, credentials: SigningCredentials, nowMs: number) {
+    const second = Math.floor(nowMs / 1000);
+    const key = `${contentType}\n${targetModel}`;
+    const last = this.signed.get(key);
+    if (last && last.second === second && last.body === body && last.credentials === credentials) return last.headers;
+    let payloadHash = this.payloadHashes.get(body);
+    if (payloadHash === undefined) {
+      payloadHash = createHash('sha256').update(body).digest('hex');
+      this.payloadHashes.set(body, payloadHash);
     }
-    return this.secondText;
+    const headers = this.sign(targetModel, contentType, body, payloadHash, credentials, second);
+    // A failed signature is not kept: the next request tries again.
+    headers.catch(() => this.signed.get(key)?.headers === headers && this.signed.delete(key));
+    this.signed.set(key, { body, second, credentials, headers });
+    return headers;
   }
 
-  private signingKey(secret: string, day: string): Buffer {
-    if (this.key && this.keyDate === day && this.secret === secret) return this.key;
-    const kDate = hmac(`AWS4${secret}`, day);
-    const kRegion = hmac(kDate, this.region);
-    const kService = hmac(kRegion, this.service);
-    this.key = hmac(kService, 'aws4_request');
-    this.keyDate = day;
-    this.secret = secret;
-    return this.key;
+  private async sign(targetModel: string, contentType: string, body: Uint8Array, payloadHash: string,
+    credentials: SigningCredentials, second: number): Promise<readonly string[]> {
+    const unsigned: Record<string, string> = {
+      host: this.host,
+      'content-type': contentType,
+      accept: '*/*',
+      'x-amzn-sagemaker-target-model': targetModel,
+      ...(this.variant ? { 'x-amzn-sagemaker-target-variant': this.variant } : {}),
+      'x-amz-content-sha256': payloadHash,
+    };
+    this.credentials = credentials;
+    const signed = await this.signer.sign(
+      {
+        method: 'POST',
+        protocol: this.url.protocol,
+        hostname: this.url.hostname,
+        ...(this.url.port ? { port: Number(this.url.port) } : {}),
+        path: this.url.pathname,
+        query: {},
+        headers: unsigned,
+        body,
+      },
+      { signingDate: new Date(second * 1000) },
+    );
+    const flat: string[] = [];
+    for (const [name, value] of Object.entries(signed.headers)) flat.push(name, value);
+    flat.push('content-length', String(body.length));
+    return flat;
   }
-}
-
-/** RFC 3986 encoding of each segment, applied twice as every AWS service but S3 expects of the canonical path. */
-function canonicalPath(pathname: string): string {
-  return pathname
-    .split('/')
-    .map((segment) => uriEncode(uriEncode(decodeURIComponent(segment))))
-    .join('/');
-}
-
-function canonicalQuery(params: URLSearchParams): string {
-  return [...params]
-    .map(([k, v]) => [uriEncode(k), uriEncode(v)] as const)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : 1))
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&');
-}
-
-function uriEncode(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 export interface RawResponse {
@@ -118,55 +138,110 @@ export interface RawResponse {
   readonly body: Buffer;
 }
 
-/** A keep-alive pool for one origin. */
-export function connectionPool(url: URL, maxSockets: number): Agent {
-  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const };
-  return url.protocol === 'https:' ? new HttpsAgent(options) : new Agent(options);
-}
+const abortError = () => Object.assign(new Error('aborted'), { name: 'AbortError' });
 
 /**
- * The requests in flight per signal. A load test shares one signal among thousands of requests; node:http's own
- * `signal` option adds and removes one listener per request on it, which costs time in the number of listeners, so
- * here one listener per signal destroys every request still in its set.
+ * A keep-alive pool to one origin and the requests in flight on it, each with its deadline. One sweep a while gives
+ * up on those past it (their deadline is kept to within a tenth of the timeout, at most a second late); a request
+ * is in the map in the order it was sent, and all share one timeout, so the sweep stops at the first not yet due.
  */
-const inFlight = new WeakMap<AbortSignal, Set<ClientRequest>>();
+export class InvokeConnection {
+  private readonly agent: Agent;
+  private readonly send: typeof httpRequest;
+  private readonly deadlines = new Map<ClientRequest, number>();
+  private readonly bySignal = new WeakMap<AbortSignal, Set<ClientRequest>>();
+  private sweeper?: ReturnType<typeof setInterval>;
+  private readonly base: RequestOptions;
 
-function track(signal: AbortSignal, req: ClientRequest): void {
-  let set = inFlight.get(signal);
-  if (!set) {
-    const requests = new Set<ClientRequest>();
-    set = requests;
-    inFlight.set(signal, requests);
-    signal.addEventListener('abort', () => {
-      for (const r of requests) r.destroy(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-    }, { once: true });
+  constructor(
+    url: URL,
+    maxSockets: number,
+    private readonly timeoutMs: number,
+  ) {
+    const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const };
+    const https = url.protocol === 'https:';
+    this.agent = https ? new HttpsAgent(options) : new Agent(options);
+    this.send = https ? httpsRequest : httpRequest;
+    this.base = { method: 'POST', hostname: url.hostname, port: url.port || (https ? 443 : 80), path: url.pathname + url.search };
   }
-  set.add(req);
-  req.once('close', () => set.delete(req));
-}
 
-/** Sends one request and reads the whole answer; rejects on a network error, a timeout or `signal`. */
-export function sendRequest(request: SignedRequest, agent: Agent, timeoutMs: number, signal?: AbortSignal): Promise<RawResponse> {
-  const send = request.url.protocol === 'https:' ? httpsRequest : httpRequest;
-  if (signal?.aborted) return Promise.reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-  return new Promise((resolve, reject) => {
-    const req = send(
-      request.url,
-      {
-        method: request.method,
-        agent,
-        headers: { ...request.headers, 'content-length': String(request.body.length) },
-      },
-      (res) => {
+  /** Sends `body` with `headers` (as InvokeSigner gives them) and reads the whole answer. */
+  request(headers: readonly string[], body: Uint8Array, signal?: AbortSignal): Promise<RawResponse> {
+    if (signal?.aborted) return Promise.reject(abortError());
+    return new Promise((resolve, reject) => {
+      const req = this.send({ ...this.base, agent: this.agent, headers: headers as string[] }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      },
-    );
-    if (signal) track(signal, req);
-    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
-    req.on('error', reject);
-    req.end(request.body);
-  });
+        res.on('end', () => {
+          this.settled(req, signal);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        });
+      });
+      req.on('error', (err) => {
+        this.settled(req, signal);
+        reject(err);
+      });
+      this.deadlines.set(req, performance.now() + this.timeoutMs);
+      this.sweeper ??= this.startSweeping();
+      if (signal) this.track(signal, req);
+      req.end(body);
+    });
+  }
+
+  /** Ends every request still in flight and closes the pool's sockets. */
+  destroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    for (const req of this.deadlines.keys()) req.destroy(abortError());
+    this.deadlines.clear();
+    this.agent.destroy();
+  }
+
+  /** Requests in flight (for tests). */
+  get inFlight(): number {
+    return this.deadlines.size;
+  }
+
+  private settled(req: ClientRequest, signal: AbortSignal | undefined): void {
+    this.deadlines.delete(req);
+    if (signal) this.bySignal.get(signal)?.delete(req);
+  }
+
+  private startSweeping(): ReturnType<typeof setInterval> {
+    const every = Math.max(5, Math.min(1000, this.timeoutMs / 10));
+    const timer = setInterval(() => {
+      const now = performance.now();
+      for (const [req, deadline] of this.deadlines) {
+        if (deadline > now) break;
+        this.deadlines.delete(req);
+        req.destroy(Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { name: 'TimeoutError' }));
+      }
+      if (this.deadlines.size === 0) {
+        clearInterval(timer);
+        this.sweeper = undefined;
+      }
+    }, every);
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * A load test shares one signal among thousands of requests; node:http's own `signal` option adds and removes one
+   * listener per request on it, which costs time in the number of listeners, so one listener per signal here ends
+   * every request still in its set.
+   */
+  private track(signal: AbortSignal, req: ClientRequest): void {
+    let set = this.bySignal.get(signal);
+    if (!set) {
+      const requests = new Set<ClientRequest>();
+      set = requests;
+      this.bySignal.set(signal, requests);
+      signal.addEventListener('abort', () => {
+        for (const r of requests) r.destroy(abortError());
+        requests.clear();
+      }, { once: true });
+    }
+    set.add(req);
+  }
 }

@@ -14,11 +14,13 @@ import { seededRandom } from '../../lib/plan/seeded-random';
 import { TAR_BLOCK } from '../../lib/archive/tar-header';
 import { baseArchives, makeCase } from './fuzz-cases';
 import type { RunnerMessage } from './fuzz-runner';
+import { loadScaled } from '../load-scale';
 
 const SEED = Number(process.env.MME_FUZZ_SEED ?? 20261214);
 const CASES = Number(process.env.MME_FUZZ_CASES ?? 5000);
 /** A case's archive is a few KiB and takes milliseconds: one still running after this hangs. */
-const DEADLINE_MS = 5000;
+// A hang, not a slow case: 5 s on a quiet machine, scaled by the run's load.
+const DEADLINE_MS = loadScaled(5000);
 
 interface FuzzRun {
   readonly failures: string[];

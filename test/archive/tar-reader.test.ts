@@ -7,6 +7,7 @@ import { isMmeError } from '../../lib/errors';
 import { extractTarGz, readTarGz, TarEntry } from '../../lib/archive/tar-reader';
 import { TAR_BLOCK, paxRecord } from '../../lib/archive/tar-header';
 import { tempDir, writeTree } from './archive-fixtures';
+import { loadScaled } from '../load-scale';
 import {
   craftedCases,
   directoryMember,
@@ -34,7 +35,7 @@ async function listEntries(source: string | Readable | Buffer): Promise<(TarEntr
 }
 
 /** Settles with the reader's outcome, or fails the test if the reader is still busy after `ms` (a hang). */
-async function withinTime<T>(promise: Promise<T>, ms = 5000): Promise<T> {
+async function withinTime<T>(promise: Promise<T>, ms = loadScaled(5000)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`still reading after ${ms} ms: the reader hangs`)), ms);

@@ -443,5 +443,5 @@ describe('help texts and smaller habits', () => {
       },
     );
     if (Number(process.versions.node.split('.')[0]) < 22) expect(control.stderr).toContain('NodeVersionSupportWarning');
-  }, 30_000);
+  });
 });

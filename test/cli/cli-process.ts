@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { loadScaled } from '../load-scale';
 
 export const ROOT = join(__dirname, '..', '..');
 /** The bundled CLI, built by the jest global setup (test/global-setup.ts) before any test file runs. */
@@ -61,7 +62,7 @@ export function unprivilegedProblem(): { reason: string; install: string[] } | u
   const probe = spawnSync(
     SETPRIV[0]!,
     [...SETPRIV.slice(1), node!, '-e', 'require("node:fs").accessSync(process.argv[1], 4)', entry!],
-    { encoding: 'utf8', timeout: 60_000 },
+    { encoding: 'utf8', timeout: loadScaled(60_000) },
   );
   if (probe.error || probe.status !== 0) {
     const error = probe.stderr.split('\n').find((line) => /Error/.test(line)) ?? probe.stderr.trim().split('\n')[0] ?? '';
@@ -96,10 +97,14 @@ export function spawnCli(args: readonly string[], options: SpawnOptions = {}): C
   });
 }
 
-/** Waits until `condition` holds, polling every 20 ms, failing after `seconds` (with the process's stderr, if given). */
+/**
+ * Waits until `condition` holds, polling every 20 ms, failing after `seconds` scaled by the run's load (with the
+ * process's stderr, if given).
+ */
 export async function until(condition: () => boolean, what: string, seconds = 20, run?: CliProcess): Promise<void> {
-  for (const started = Date.now(); !condition(); ) {
-    if (Date.now() - started > seconds * 1000) throw new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`);
+  const deadline = Date.now() + loadScaled(seconds * 1000);
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -81,5 +81,5 @@ suiteUnless(unprivilegedProblem())('read errors, as an unprivileged user', () =>
     const run = spawnCli(['package', 'repo', '-o', 'locked/'], { cwd: dir, unprivileged: true });
     expect(await run.exit).toBe(2);
     expect(run.err()).toBe(`mme-deploy: cannot write ${join(dir, 'locked', 'repo.tar.gz')}: permission denied.\n`);
-  }, 30_000);
+  });
 });

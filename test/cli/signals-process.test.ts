@@ -149,7 +149,7 @@ describe('push under signals', () => {
       run.kill('SIGTERM');
       expect(await run.exit).toBe(130);
       expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
-    }, 30_000);
+    });
 
     it('prints the exact abort command when quit by a second signal before the abort finished', async () => {
       abortReply = 'never';
@@ -162,7 +162,7 @@ describe('push under signals', () => {
       expect(run.err()).toContain(
         `mme-deploy: quit before cleaning up. Parts of the upload may remain in S3 (and are billed); remove them with: ${command()}\n`,
       );
-    }, 30_000);
+    });
   });
 });
 
@@ -203,7 +203,7 @@ describe('plan, local load, invoke and local invoke under signals', () => {
     expect(run.out()).toBe('');
     expect(run.err()).toBe('mme-deploy: interrupted: no plan was printed and no file written.\n');
     expect(readdirSync(dir)).toEqual(['large.tar.gz']);
-  }, 30_000);
+  });
 
   it('local load stops waiting for the container on SIGHUP and exits 130', async () => {
     const archive = join(dir, 'small.tar.gz');
@@ -222,7 +222,7 @@ describe('plan, local load, invoke and local invoke under signals', () => {
     } finally {
       await container.close();
     }
-  }, 30_000);
+  });
 
   it('invoke and local invoke stop waiting for the answer on SIGTERM and exit 130', async () => {
     let calls = 0;
@@ -246,5 +246,5 @@ describe('plan, local load, invoke and local invoke under signals', () => {
     } finally {
       await server.close();
     }
-  }, 30_000);
+  });
 });

@@ -11,6 +11,7 @@ import { classifier, writeArchive } from '../stand-in/archives';
 import { endpointInvoker, ModelInvoker } from '../../lib/measure/invoker';
 import { LoadTarget, runLoadTest } from '../../lib/measure/loadtest';
 import { encodeInferenceRequest } from '../../lib/kserve/kserve-codec';
+import { loadScaled } from '../load-scale';
 
 let standIn: MmeStandIn;
 let dir: string;
@@ -44,27 +45,42 @@ const targetsOf = (names: string[]): LoadTarget[] => names.map((targetModel) => 
 
 describe('loadtest against the stand-in', () => {
   it("measures the hit ratio plan predicts for the same capacity and traffic, within the error it states", async () => {
+    standIn.loadMs = 100;
     const run = await runCli([
-      // 40 requests/s: each arrives after the 20 ms load before it has finished, so no request waits on a load in
-      // flight (the stand-in counts those as neither hit nor load, plan's simulation as misses).
-      'loadtest', '--endpoint', 'mme', ...MODELS, '--traffic', 'zipf:1', '--rate', '40', '--requests', '400',
+      // 80 requests/s over 12 models, 4 resident, 100 ms per load: requests for a model keep arriving while it loads.
+      // They are misses for the endpoint (ModelCacheHit: "the model was already loaded") and for plan alike, and they
+      // count among the requests that waited (ModelLoadingWaitTime), not among the loads (ModelLoadingTime).
+      // Seed 4: plan's simulation of the very sequence it draws gives a hit ratio of 0.229, within one standard
+      // deviation of the mean over simulated runs (about 0.21 ± 0.05), so the margin is left to the stand-in's timing
+      // on a busy machine, not to the luck of the draw (seed 1's sequence gives 0.243).
+      'loadtest', '--endpoint', 'mme', ...MODELS, '--traffic', 'zipf:1', '--rate', '80', '--requests', '1200', '--seed', '4',
       '--warmup', '0', '--resident', '4', '--metrics-wait', '0', '--yes', '--json',
     ]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
-    expect(report.sent).toBe(400);
-    expect(report.overall.requests).toBe(400);
+    expect(report.sent).toBe(1200);
+    expect(report.overall.requests).toBe(1200);
     const { observed, prediction } = report.cache;
-    expect(observed.invocations).toBe(400);
+    expect(observed.invocations).toBe(1200);
     expect(observed.maxLoadedModels).toBe(4);
-    // Loads: the 20 ms the stand-in takes, as the endpoint's ModelLoadingWaitTime reports it.
-    expect(observed.meanLoadWaitSeconds).toBeCloseTo(0.02, 5);
+    // Requests did come while a load was in flight: more waited than there were loads, and they waited less.
+    expect(observed.waited).toBeGreaterThan(observed.loads);
+    expect(observed.waited).toBe(observed.invocations - observed.hits);
+    expect(observed.meanLoadWaitSeconds).toBeLessThan(observed.meanLoadSeconds);
+    // A load takes its 20 ms at least (more when the machine is busy); plan is given what it really took.
+    expect(observed.meanLoadSeconds).toBeGreaterThanOrEqual(0.1);
+    expect(report.coldSeconds).toBe(observed.meanLoadSeconds);
+    // The error the output states: two standard deviations of the hit ratio over 30 simulated runs of this length.
+    expect(prediction.runs).toBe(30);
     expect(prediction.hitRatioError).toBeGreaterThan(0);
     expect(prediction.hitRatioError).toBeLessThan(0.1);
     expect(Math.abs(observed.hitRatio - prediction.hitRatio)).toBeLessThanOrEqual(prediction.hitRatioError);
-    // Not a trivial agreement: some requests missed, most hit.
-    expect(observed.hitRatio).toBeGreaterThan(0.3);
+    // Loads and requests that waited are predicted with their own errors (the output's verdicts); both are counted.
+    expect(prediction.loadsError).toBeGreaterThan(0);
+    expect(prediction.waited).toBeGreaterThan(prediction.loads);
+    // Not a trivial agreement: some requests missed, some hit.
+    expect(observed.hitRatio).toBeGreaterThan(0.05);
     expect(observed.hitRatio).toBeLessThan(0.95);
   }, 60_000);
 
@@ -80,9 +96,13 @@ describe('loadtest against the stand-in', () => {
 
   it('keeps the open-loop schedule while the endpoint stalls, and counts the stall in the latency', async () => {
     const invoker = await endpointInvoker({ endpoint: 'mme', maxSockets: 4096 });
-    const stallAt = 1000;
     const stallMs = 600;
-    const timer = setTimeout(() => (standIn.stallUntil = Date.now() + stallMs), stallAt);
+    // When the stall really began (a timer is late on a busy machine), on the wall clock.
+    let stallFrom = Infinity;
+    const timer = setTimeout(() => {
+      stallFrom = Date.now();
+      standIn.stallUntil = stallFrom + stallMs;
+    }, 1000);
     try {
       const result = await runLoadTest(invoker, {
         targets: targetsOf(['m00.tar.gz']),
@@ -92,20 +112,23 @@ describe('loadtest against the stand-in', () => {
         keepRecords: true,
       });
       expect(result.sent).toBe(250);
-      const during = result.records!.filter((r) => r.intendedMs >= stallAt + 100 && r.intendedMs < stallAt + stallMs - 100);
-      // 100 req/s for the 400 ms in the middle of the stall: every one sent about when it was due (the bound is
-      // loose for a shared CI machine, yet a third of the stall: a client held back by the stall would exceed it).
-      expect(during).toHaveLength(40);
-      for (const r of during) expect(r.sentMs - r.intendedMs).toBeLessThan(stallMs / 3);
+      const stallAt = stallFrom - result.startedAt.getTime();
+      // The requests meant to leave in the first half of the stall (100 req/s for 200 ms).
+      const during = result.records!.filter((r) => r.intendedMs >= stallAt + 50 && r.intendedMs < stallAt + 250);
+      expect(during.length).toBeGreaterThanOrEqual(19);
+      // Sent on schedule, each before the endpoint answered any of them: a client held back by the stall (one that
+      // waits for answers before sending more) could not have. An order of events, not a time limit.
+      const firstAnswer = Math.min(...during.map((r) => r.intendedMs + r.latencyMs));
+      for (const r of during) expect(r.sentMs).toBeLessThan(firstAnswer);
       // The first of them waited out most of the stall, measured from when it was meant to leave.
-      expect(during[0]!.latencyMs).toBeGreaterThan(stallMs - 200);
-      expect(result.overall.latency.p99).toBeGreaterThan(stallMs - 200);
+      expect(during[0]!.latencyMs).toBeGreaterThan(stallMs - 250);
+      expect(result.overall.latency.p99).toBeGreaterThan(stallMs - 250);
       expect(result.overall.errors).toEqual({});
     } finally {
       clearTimeout(timer);
       invoker.close();
     }
-  }, 30_000);
+  });
 
   it('runs a closed loop to the request count and counts errors by cause with their explanation', async () => {
     const invoker = await endpointInvoker({ endpoint: 'mme', maxSockets: 4 });
@@ -125,12 +148,20 @@ describe('loadtest against the stand-in', () => {
     } finally {
       invoker.close();
     }
-  }, 30_000);
+  });
 
   it('stops sending when aborted and reports what was measured', async () => {
-    const invoker: ModelInvoker = await endpointInvoker({ endpoint: 'mme' });
+    const endpoint: ModelInvoker = await endpointInvoker({ endpoint: 'mme' });
     const abort = new AbortController();
-    setTimeout(() => abort.abort(), 600);
+    // Aborted at the 50th request, not after a time: a late timer on a busy machine would let more through.
+    let calls = 0;
+    const invoker: ModelInvoker = {
+      ...endpoint,
+      invoke: (...args) => {
+        if (++calls === 50) abort.abort();
+        return endpoint.invoke(...args);
+      },
+    };
     try {
       const result = await runLoadTest(invoker, {
         targets: targetsOf(['m00.tar.gz']),
@@ -140,11 +171,12 @@ describe('loadtest against the stand-in', () => {
         signal: abort.signal,
       });
       expect(result.interrupted).toBe(true);
-      expect(result.sent).toBeGreaterThan(40);
-      expect(result.sent).toBeLessThan(100);
+      // The 50th, and those due at the same moment (sent together when the loop wakes late), of 3,000 planned.
+      expect(result.sent).toBeGreaterThanOrEqual(50);
+      expect(result.sent).toBeLessThan(50 + loadScaled(100));
       expect(result.overall.requests).toBe(result.sent - result.abandoned);
     } finally {
-      invoker.close();
+      endpoint.close();
     }
   });
 
@@ -163,7 +195,8 @@ describe('loadtest against the stand-in', () => {
         signal: abort.signal,
         drainMs: 300,
       });
-      expect(Date.now() - started).toBeLessThan(5_000);
+      // 400 ms, then 300 ms of grace: the run does not wait out the 20 s stall (a hang would).
+      expect(Date.now() - started).toBeLessThan(loadScaled(5_000));
       expect(result.interrupted).toBe(true);
       expect(result.abandoned).toBe(result.sent);
       expect(result.overall.requests).toBe(0);

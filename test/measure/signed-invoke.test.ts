@@ -1,73 +1,165 @@
-// The load-test client signs InvokeEndpoint itself (lib/measure/signed-invoke.ts): its Authorization header must be
-// the one the AWS SDK's own signer (@smithy/signature-v4, which the SDK clients use) computes for the same request.
+// The load-test client's InvokeEndpoint requests (lib/measure/signed-invoke.ts): signed with the SDK's own signer and
+// checked here against another implementation of Signature Version 4, botocore's (Debian python3-botocore); signed
+// headers reused within their second and signed again when the second, the body or the credentials change; the
+// connection's one sweep gives up on requests past their deadline, and one abort ends all those in flight.
 
-import { createHash, createHmac, Hash, Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { SigV4Signer } from '../../lib/measure/signed-invoke';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer, IncomingMessage, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { InvokeConnection, InvokeSigner, SigningCredentials } from '../../lib/measure/signed-invoke';
 import { serviceError } from '../../lib/measure/invoker';
+import { describeWithTools } from '../tools';
 
-/** The SDK's Checksum interface over node:crypto (what its node runtime passes as `sha256`). */
-class Sha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret ? createHmac('sha256', bytes(secret)) : createHash('sha256');
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
+const credentials: SigningCredentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+const now = Date.parse('2026-12-01T14:30:05.123Z');
+const body = Buffer.from('{"inputs":[{"name":"X","datatype":"FP32","shape":[1],"data":[1]}]}');
+
+/** Name -> value of node:http's flat header list. */
+function headerMap(flat: readonly string[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) map[flat[i]!] = flat[i + 1]!;
+  return map;
 }
 
-function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
-  if (typeof data === 'string') return data;
-  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+/** botocore's SigV4Auth over the same request, headers (Authorization aside) and second: its Authorization header. */
+function botocoreAuthorization(python: string, url: URL, headers: Record<string, string>, token?: string): string {
+  const script = `
+import json, sys
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+a = json.load(sys.stdin)
+request = AWSRequest(method='POST', url=a['url'], data=a['body'].encode(), headers=a['headers'])
+request.context['timestamp'] = a['timestamp']
+auth = SigV4Auth(Credentials(a['key'], a['secret'], a.get('token')), 'sagemaker', a['region'])
+canonical = auth.canonical_request(request)
+signature = auth.signature(auth.string_to_sign(request, canonical), request)
+signed = auth.signed_headers(auth.headers_to_sign(request))
+print('AWS4-HMAC-SHA256 Credential=%s, SignedHeaders=%s, Signature=%s' % (auth.scope(request), signed, signature))
+`;
+  const input = { url: url.href, region: 'eu-west-1', headers, body: body.toString('utf8'), timestamp: '20261201T143005Z',
+    key: credentials.accessKeyId, secret: credentials.secretAccessKey, ...(token ? { token } : {}) };
+  const run = spawnSync(python, ['-c', script], { input: JSON.stringify(input), encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(run.stderr);
+  return run.stdout.trim();
 }
 
-const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
-const now = new Date('2026-12-01T14:30:05.123Z');
-
-async function sdkAuthorization(url: URL, headers: Record<string, string>, body: Uint8Array, sessionToken?: string): Promise<string> {
-  const signer = new SignatureV4({
-    credentials: { ...credentials, ...(sessionToken ? { sessionToken } : {}) },
-    region: 'eu-west-1',
-    service: 'sagemaker',
-    sha256: Sha256,
-  });
-  // Ours always sends the payload hash header, so both sign it.
-  const request = {
-    method: 'POST',
-    protocol: url.protocol,
-    hostname: url.hostname,
-    ...(url.port ? { port: Number(url.port) } : {}),
-    path: url.pathname,
-    query: {},
-    headers: { ...headers, host: url.host, 'x-amz-content-sha256': createHash('sha256').update(body).digest('hex') },
-    body,
-  };
-  const signed = await signer.sign(request, { signingDate: now });
-  return signed.headers['authorization']!;
-}
-
-describe('SigV4Signer', () => {
+describeWithTools('InvokeSigner against botocore', { python: ['botocore'] }, (found) => {
   it.each([
-    ['https://runtime.sagemaker.eu-west-1.amazonaws.com/endpoints/my-mme/invocations', undefined],
-    ['http://127.0.0.1:4566/endpoints/mme-2/invocations', 'FwoGZXIvYXdzEXAMPLETOKEN'],
-  ])('signs %s as the SDK does', async (href, sessionToken) => {
+    ['https://runtime.sagemaker.eu-west-1.amazonaws.com/endpoints/my-mme/invocations', undefined, undefined],
+    ['http://127.0.0.1:4566/endpoints/mme-2/invocations', 'FwoGZXIvYXdzEXAMPLETOKEN', 'variant-1'],
+  ])('signs %s as botocore does', async (href, sessionToken, variant) => {
     const url = new URL(href);
-    const body = Buffer.from('{"inputs":[{"name":"X","datatype":"FP32","shape":[1],"data":[1]}]}');
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
+    const signer = new InvokeSigner(url, 'eu-west-1', variant);
+    const flat = await signer.headers('model  with spaces.tar.gz', 'application/json', body,
+      { ...credentials, ...(sessionToken ? { sessionToken } : {}) }, now);
+    const { authorization, 'content-length': length, ...signed } = headerMap(flat);
+    expect(length).toBe(String(body.length));
+    expect(signed).toMatchObject({
+      host: url.host,
+      'x-amz-date': '20261201T143005Z',
+      'x-amz-content-sha256': createHash('sha256').update(body).digest('hex'),
       'x-amzn-sagemaker-target-model': 'model  with spaces.tar.gz',
-    };
-    const ours = { ...headers };
-    new SigV4Signer('eu-west-1', 'sagemaker').sign({ method: 'POST', url, headers: ours, body }, { ...credentials,
-      ...(sessionToken ? { sessionToken } : {}) }, now);
-    const expected = await sdkAuthorization(url, { ...headers, 'x-amz-date': '20261201T143005Z',
-      ...(sessionToken ? { 'x-amz-security-token': sessionToken } : {}) }, body, sessionToken);
-    expect(ours['authorization']).toBe(expected);
-    expect(ours['x-amz-date']).toBe('20261201T143005Z');
+      ...(sessionToken ? { 'x-amz-security-token': sessionToken } : {}),
+      ...(variant ? { 'x-amzn-sagemaker-target-variant': variant } : {}),
+    });
+    expect(authorization).toBe(botocoreAuthorization(found.python!, url, signed, sessionToken));
+  });
+});
+
+describe('InvokeSigner', () => {
+  const url = new URL('http://127.0.0.1:4566/endpoints/mme/invocations');
+  const authorization = (flat: readonly string[]) => headerMap(flat)['authorization'];
+
+  it('reuses the signed headers within their second, for the same TargetModel, body and credentials', async () => {
+    const signer = new InvokeSigner(url, 'us-east-1');
+    const first = await signer.headers('a.tar.gz', 'application/json', body, credentials, now);
+    expect(await signer.headers('a.tar.gz', 'application/json', body, credentials, now + 876)).toBe(first);
+  });
+
+  it('signs again for another second, TargetModel, content type, body or credentials', async () => {
+    const signer = new InvokeSigner(url, 'us-east-1');
+    const first = await signer.headers('a.tar.gz', 'application/json', body, credentials, now);
+    const others = [
+      await signer.headers('a.tar.gz', 'application/json', body, credentials, now + 1000),
+      await signer.headers('b.tar.gz', 'application/json', body, credentials, now + 1000),
+      await signer.headers('a.tar.gz', 'application/octet-stream', body, credentials, now + 1000),
+      await signer.headers('a.tar.gz', 'application/json', Buffer.from('{}'), credentials, now + 1000),
+      await signer.headers('a.tar.gz', 'application/json', body, { ...credentials, secretAccessKey: 'other' }, now + 1000),
+    ];
+    expect(headerMap(others[0]!)['x-amz-date']).toBe('20261201T143006Z');
+    expect(headerMap(others[3]!)['x-amz-content-sha256']).toBe(createHash('sha256').update('{}').digest('hex'));
+    expect(headerMap(others[3]!)['content-length']).toBe('2');
+    const signatures = new Set([first, ...others].map(authorization));
+    expect(signatures.size).toBe(6);
+  });
+});
+
+describe('InvokeConnection', () => {
+  let server: Server;
+  let url: URL;
+  const held: IncomingMessage[] = [];
+
+  beforeAll(async () => {
+    // Answers /fast at once; holds every other request unanswered.
+    server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/fast') req.on('end', () => res.end('ok'));
+      else held.push(req);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((done) => server.close(() => done()));
+  });
+
+  const headers = (u: URL) => ['host', u.host, 'content-length', '2'];
+
+  it('reads a whole answer and leaves nothing in flight', async () => {
+    const fast = new URL('/fast', url);
+    const connection = new InvokeConnection(fast, 4, 60_000);
+    try {
+      const response = await connection.request(headers(fast), Buffer.from('{}'));
+      expect(response.status).toBe(200);
+      expect(response.body.toString()).toBe('ok');
+      expect(connection.inFlight).toBe(0);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('gives up on requests past their deadline, each with a TimeoutError', async () => {
+    const slow = new URL('/slow', url);
+    const connection = new InvokeConnection(slow, 4, 100);
+    try {
+      const outcomes = await Promise.allSettled([1, 2, 3].map(() => connection.request(headers(slow), Buffer.from('{}'))));
+      for (const outcome of outcomes) {
+        expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'TimeoutError', message: 'no answer within 100 ms' } });
+      }
+      expect(connection.inFlight).toBe(0);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('ends every request in flight when their signal aborts, and refuses new ones', async () => {
+    const slow = new URL('/slow', url);
+    const connection = new InvokeConnection(slow, 8, 60_000);
+    const abort = new AbortController();
+    try {
+      const pending = [1, 2, 3, 4].map(() => connection.request(headers(slow), Buffer.from('{}'), abort.signal));
+      expect(connection.inFlight).toBe(4);
+      abort.abort();
+      const outcomes = await Promise.allSettled(pending);
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'AbortError' } });
+      expect(connection.inFlight).toBe(0);
+      await expect(connection.request(headers(slow), Buffer.from('{}'), abort.signal)).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      connection.destroy();
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { itWithTools } from '../tools';
+import { loadScaled } from '../load-scale';
 
 const ROOT = resolve(__dirname, '../..');
 const PIN = join(ROOT, 'scripts/pin-base-image.sh');
@@ -46,7 +47,7 @@ function sandbox(stubs: Record<string, string> = {}): { root: string; bin: strin
 }
 
 function run(script: string, args: string[], bin: string) {
-  const result = spawnSync(which('bash')!, [script, ...args], { env: { PATH: bin }, encoding: 'utf8', timeout: 20_000 });
+  const result = spawnSync(which('bash')!, [script, ...args], { env: { PATH: bin }, encoding: 'utf8', timeout: loadScaled(20_000) });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -7,9 +7,13 @@
 // The endpoint keeps a least-recently-used cache of `capacity` TargetModels per instance; a model not loaded takes
 // `loadMs` to load (requests for it meanwhile wait, and are cache misses, as on SageMaker), and answers with the
 // outputs its config declares, or with Triton's errors (through ModelError, HTTP 424) for the faults seeded per model.
-// It publishes what such an endpoint publishes to CloudWatch (aws-anchors-and-user-pain.md §9): ModelCacheHit per
-// invocation, ModelLoadingWaitTime per load, ModelUnloadingTime per eviction, LoadedModelCount, GPU utilization and
-// memory, aggregated per Period as GetMetricData does.
+// It publishes what such an endpoint publishes to CloudWatch, as AWS defines each metric (awsdocs/amazon-sagemaker-
+// developer-guide:doc_source/monitoring-cloudwatch.md, "Multi-Model Endpoint Model Loading Metrics"): ModelCacheHit per
+// invocation, 1 when "the model was already loaded", so 0 for a request that finds its model still loading;
+// ModelLoadingWaitTime per invocation that "has waited for the target model to be downloaded, or loaded", the one
+// that started the load and those that came while it ran, each with its own wait; ModelLoadingTime per load (the time
+// it really took, timers being late on a busy machine); ModelUnloadingTime per eviction; LoadedModelCount, GPU
+// utilization and memory; aggregated per Period as GetMetricData does.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -67,9 +71,9 @@ interface Datum {
 }
 
 interface Loaded {
-  readyAt: number;
+  /** Set when the load has finished: a request is a cache hit only then. */
+  loaded: boolean;
   ready: Promise<void>;
-  lastUsed: number;
 }
 
 export class MmeStandIn {
@@ -239,13 +243,18 @@ export class MmeStandIn {
     this.invocations.set(targetModel, (this.invocations.get(targetModel) ?? 0) + 1);
     const now = Date.now();
     let entry = this.loaded.get(targetModel);
-    const hit = entry !== undefined && entry.readyAt <= now;
+    const hit = entry?.loaded === true;
     this.record('ModelCacheHit', hit ? 1 : 0);
     if (!entry) entry = this.load(model, now);
-    entry.lastUsed = now;
+    // Most recently used last: the map's order is the LRU order (timestamps tie within a millisecond).
+    this.loaded.delete(targetModel);
+    this.loaded.set(targetModel, entry);
     this.record('LoadedModelCount', this.loaded.size);
     this.record('GPUMemoryUtilization', (100 * this.loaded.size) / this.capacity);
-    await entry.ready;
+    if (!hit) {
+      await entry.ready;
+      this.record('ModelLoadingWaitTime', (Date.now() - now) * 1000);
+    }
     if (model.fault === 'load-fails' || model.fault === 'out-of-memory') {
       this.loaded.delete(targetModel);
       return model.fault === 'load-fails'
@@ -253,27 +262,28 @@ export class MmeStandIn {
         : modelError(res, 507, `failed to load '${model.config.name}', CUDA out of memory. Tried to allocate 2.00 GiB`);
     }
     const wait = Math.max(this.stallUntil - Date.now(), this.inferMs);
-    if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+    // Unreferenced: a stall still under way when the test stops the stand-in does not keep the test run alive.
+    if (wait > 0) await new Promise((done) => setTimeout(done, wait).unref());
     this.record('GPUUtilization', 40);
     this.answer(model, body, String(req.headers['content-type'] ?? ''), res);
   }
 
   private load(model: StandInModel, now: number): Loaded {
     while (this.loaded.size >= this.capacity) {
-      let oldest: string | undefined;
-      for (const [name, loaded] of this.loaded) {
-        if (oldest === undefined || loaded.lastUsed < this.loaded.get(oldest)!.lastUsed) oldest = name;
-      }
-      this.loaded.delete(oldest!);
+      this.loaded.delete(this.loaded.keys().next().value!);
       this.record('ModelUnloadingTime', 2_000);
     }
     const entry: Loaded = {
-      readyAt: now + this.loadMs,
-      ready: new Promise((done) => setTimeout(done, this.loadMs)),
-      lastUsed: now,
+      loaded: false,
+      ready: new Promise((done) =>
+        setTimeout(() => {
+          entry.loaded = true;
+          this.record('ModelLoadingTime', (Date.now() - now) * 1000);
+          done();
+        }, this.loadMs),
+      ),
     };
     this.loaded.set(model.targetModel, entry);
-    this.record('ModelLoadingWaitTime', this.loadMs * 1000);
     return entry;
   }
 
@@ -364,6 +374,7 @@ export class MmeStandIn {
 const NAMESPACES: Record<string, string> = {
   ModelCacheHit: 'AWS/SageMaker',
   ModelLoadingWaitTime: 'AWS/SageMaker',
+  ModelLoadingTime: 'AWS/SageMaker',
   ModelUnloadingTime: 'AWS/SageMaker',
   LoadedModelCount: '/aws/sagemaker/Endpoints',
   GPUUtilization: '/aws/sagemaker/Endpoints',

@@ -17,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { itWithTools } from '../tools';
+import { loadScaled } from '../load-scale';
 
 const SERVE = resolve(__dirname, '../../triton-image/serve');
 
@@ -132,7 +133,8 @@ function runServe(sandbox: Sandbox, env: Record<string, string>, args: string[] 
       ...env,
     },
     encoding: 'utf8',
-    timeout: 20_000,
+    // A hang, not a slow start: 20 s on a quiet machine, scaled by the run's load.
+    timeout: loadScaled(20_000),
   });
   const run: ServeRun = { status: result.status, stdout: result.stdout, stderr: result.stderr, pid: result.pid };
   const argvFile = join(sandbox.records, 'argv');
