@@ -25,7 +25,9 @@ function listen(server: Server | NetServer): Promise<Loopback> {
 
 /** A web server: every request gets an HTML 404 page (with a control character, which must come out escaped). */
 const htmlServer = () =>
-  listen(createHttpServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html>\x1b<body>Not Found</body></html>')));
+  listen(
+    createHttpServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html>\x1b<body>Not Found</body></html>')),
+  );
 /** A server answering 200 with text that is neither JSON nor XML. */
 const garbageServer = () => listen(createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello')));
 /** A port that accepts and at once closes every connection. */

@@ -3,6 +3,8 @@
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { runCli } from './run-cli';
 
@@ -76,6 +78,57 @@ describe('the command line, first contact', () => {
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('traffic CSV errors', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mme-traffic-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('plan names the file and the line of a bad row, and both headers it takes', async () => {
+    writeFileSync(join(dir, 'w.csv'), '# weights\nmodel,weight\na,1\nb,lots\n');
+    writeFileSync(join(dir, 'h.csv'), 'name,count\na,1\n');
+    const row = await runCli(['plan', join(ROOT, 'examples', 'sentiment_onnx'), '--traffic', 'w.csv'], { cwd: dir });
+    expect(row.code).toBe(2);
+    expect(row.stderr).toContain('w.csv: line 4: the weight of b must be a number ≥ 0, found `lots`');
+    const header = await runCli(['plan', join(ROOT, 'examples', 'sentiment_onnx'), '--traffic', 'h.csv'], { cwd: dir });
+    expect(header.stderr).toContain('h.csv: line 1: the first row must be the header `model,weight` (relative traffic per model) ' +
+      'or `timestamp,model` (a recorded trace), found `name,count`');
+  });
+
+  it.each([
+    ['name,count\na,1\n', 'line 1', 'found `name,count`'],
+    ['timestamp,model\n0,a\n', 'line 1', 'found `timestamp,model`: this is a recorded trace, which only `plan` replays'],
+    ['model,weight\na,1\n\nb,-2\n', 'line 4', 'the weight of b must be a number ≥ 0, found `-2`'],
+  ])('loadtest: %j is refused by line, naming only model,weight, before any AWS call', async (csv, line, what) => {
+    writeFileSync(join(dir, 't.csv'), csv);
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const saved = process.env.AWS_ENDPOINT_URL;
+    process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const run = await runCli(['loadtest', '--endpoint', 'e', '--rate', '1', '--requests', '1', '--traffic', 't.csv'], {
+        cwd: dir,
+        env: process.env,
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+      expect(run.stderr).toMatch(new RegExp(`^mme-deploy: --traffic t\\.csv: t\\.csv:${line.slice(5)}:1: .*`));
+      expect(run.stderr).toContain(what);
+      if (line === 'line 1') expect(run.stderr).not.toContain('or `timestamp,model` (a recorded trace)');
+      expect(requests).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
+      else process.env.AWS_ENDPOINT_URL = saved;
+      server.close();
     }
   });
 });
