@@ -1,7 +1,7 @@
 // Small contracts of the command line a new user meets in the first minutes: -v, one-line usage errors that say
 // where the help is, an --endpoint-url without its scheme, and an output path echoed as it was given.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -128,6 +128,44 @@ describe('traffic CSV errors', () => {
     } finally {
       if (saved === undefined) delete process.env.AWS_ENDPOINT_URL;
       else process.env.AWS_ENDPOINT_URL = saved;
+      server.close();
+    }
+  });
+});
+
+describe("TargetModel names SageMaker's pattern refuses", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mme-names-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('package --name with a non-ASCII or space-led name: exit 1, the pattern named, no archive written', async () => {
+    for (const name of ['modèle.tar.gz', ' lead.tar.gz']) {
+      const run = await runCli(['package', join(ROOT, 'examples', 'sentiment_onnx'), '-o', join(dir, 'out.tar.gz'), '--name', name]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('SageMaker takes only printable ASCII in a TargetModel (its pattern \\A\\S[\\p{Print}]*\\z)');
+      expect(existsSync(join(dir, 'out.tar.gz'))).toBe(false);
+    }
+  });
+
+  it('push --name with a non-ASCII name is refused before any request, exit 2', async () => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = await runCli([
+        'push', join(ROOT, 'examples', 'sentiment_onnx'), '--name', 'modèle.tar.gz', '--s3', 's3://models/p/', '--endpoint-url', url,
+      ], { env: process.env });
+      // A flag the upload cannot use: a usage error (package reports the same rule among its MME findings, exit 1).
+      expect(run.code).toBe(2);
+      expect(run.stderr + run.stdout).toContain("TargetModel 'modèle.tar.gz' contains 'è': SageMaker takes only printable ASCII");
+      expect(requests).toBe(0);
+    } finally {
       server.close();
     }
   });
