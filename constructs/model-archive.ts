@@ -24,6 +24,7 @@ import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { archiveBaseName, versionedKeyPattern, versionedTargetModel } from '../lib/bundle/target-model-name';
 import type { Diagnostic } from '../lib/diagnostics';
+import { targetModelProblems } from '../lib/repository/mme-rules';
 import { ArchiveRetention } from './archive-retention';
 import { handlerProvider } from './handler-provider';
 import type { WorkerResult } from './model-archive-worker';
@@ -110,6 +111,11 @@ export class ModelArchive extends Construct {
       const name = source.name ?? basename(path);
       if (!existsSync(path) || !statSync(path).isDirectory()) errors.push(`'${source.path}' is not a directory.`);
       if (!NAME.test(name)) errors.push(`archive name '${name}' may hold only letters, digits, '.', '_' and '-'.`);
+      // Every version's TargetModel must be one InvokeEndpoint takes (the one rule push and package apply): its length.
+      else if (targetModelProblems(versionedTargetModel(name, '0'.repeat(64)))) {
+        errors.push(`archive name '${name.slice(0, 40)}...' gives TargetModels ${versionedTargetModel(name, '0'.repeat(64)).length} ` +
+          `characters long; SageMaker takes at most 1024. Give it a shorter name.`);
+      }
       if (seen.has(name)) errors.push(`two repositories are named '${name}'; give one of them another name.`);
       seen.add(name);
       return { path, name };

@@ -44,6 +44,8 @@ export function isNotFound(err: unknown): boolean {
  */
 export function explainAwsError(err: unknown, context: AwsCallContext): MmeError {
   if (err instanceof MmeError) return err;
+  const foreign = notAwsProblem(err, context);
+  if (foreign) return foreign;
   const e = (err ?? {}) as SdkError;
   const name = awsErrorName(err);
   const message = (e.message ?? String(err)).trim();
@@ -100,10 +102,115 @@ export function explainAwsError(err: unknown, context: AwsCallContext): MmeError
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'ECONNRESET') {
+    const called = typeof err === 'object' && err !== null ? REACHED.get(err) : undefined;
+    if (called && !isAwsHost(called.url)) {
+      return new MmeError('AWS_UNREACHABLE', `${called.url} ${CONNECTION_FAULT[code]} (${code}) on ${permission} for ${resource}: it is ` +
+        `no AWS endpoint; ${endpointFix(called.service)}.`);
+    }
     return new MmeError(
       'AWS_UNREACHABLE',
       `Could not connect to the service for ${resource} (${code}): check the network, --region and --endpoint-url.`,
     );
   }
   return new MmeError('AWS_FAILED', `${permission} on ${resource} failed: ${name}: ${message}`);
+}
+
+
+// ---- answers from something that is not AWS (AWS_ENDPOINT_URL pointed at a web server, a closed port) ----
+
+/** What one SDK call reached: the endpoint's origin and the service's name in AWS_ENDPOINT_URL_<SERVICE>. */
+export interface EndpointCall {
+  readonly url: string;
+  /** `S3`, `SAGEMAKER`, ... as in AWS_ENDPOINT_URL_<SERVICE>. */
+  readonly service: string;
+}
+
+/** The HTTP answer of a call, as the SDK received it: status, content type and the first bytes of an error body. */
+export interface EndpointAnswer extends EndpointCall {
+  readonly status: number;
+  readonly contentType?: string;
+  readonly head?: string;
+}
+
+/**
+ * Calls by the SDK error or raw response they produced, written by the clients' middleware (aws-clients.ts,
+ * `recordEndpoint`): the SDK's own error names neither the URL nor what came back.
+ */
+export const REACHED = new WeakMap<object, EndpointCall>();
+export const ANSWERED = new WeakMap<object, EndpointAnswer>();
+
+const CONNECTION_FAULT: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection',
+  ENOTFOUND: 'does not resolve',
+  ETIMEDOUT: 'did not answer in time',
+  ECONNRESET: 'closed the connection without an answer',
+};
+
+function endpointFix(service: string): string {
+  const flag = service === 'S3' ? ', or --endpoint-url' : '';
+  return `check AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_${service}${flag} (unset them to reach AWS)`;
+}
+
+function isAwsHost(url: string): boolean {
+  try {
+    return /(^|\.)amazonaws\.com(\.cn)?$|(^|\.)api\.aws$/.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** JSON, XML and AWS's own event streams: what AWS answers with; anything else (HTML, plain text) is someone else. */
+export const AWS_CONTENT = /json|xml|amz|octet-stream|event-stream/i;
+
+/**
+ * The one-line explanation when the answer came from something that is not an AWS endpoint: the SDK could not read it
+ * (a web page, garbage), or it answered an error in a content type AWS never uses. Undefined for anything else.
+ */
+function notAwsProblem(err: unknown, context: AwsCallContext): MmeError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as SdkError & { $response?: RawResponse; $responseBodyText?: string };
+  const response = e.$response;
+  if (!response) return undefined;
+  const answer = ANSWERED.get(response);
+  const status = answer?.status ?? response.statusCode ?? 0;
+  const contentType = answer?.contentType ?? headerOf(response.headers, 'content-type');
+  // The SDK could not read the answer at all (a web page, garbage): no service error was made of it, so it has no
+  // $fault (every service exception says whether the client or the server is at fault).
+  const unreadable = !('$fault' in e);
+  const foreignType = status >= 300 && contentType !== undefined && !AWS_CONTENT.test(contentType);
+  // An error status with no error code at all (S3's XML parser found nothing it knows in the body).
+  const noCode = answer !== undefined && status >= 300 && (e.message === 'UnknownError' || awsErrorName(err) === 'UnknownError');
+  if (!unreadable && !foreignType && !noCode) return undefined;
+  if (answer && isAwsHost(answer.url)) return undefined;
+  const text = answer?.head ?? e.$responseBodyText ?? (typeof response.body === 'string' ? response.body : undefined);
+  const body = text === undefined || text === '' ? 'an empty body' : quoteHead(text);
+  const where = answer?.url ?? 'the endpoint';
+  const service = answer?.service ?? (context.permission.split(':')[0] ?? '').toUpperCase().replace(/-/g, '_');
+  return new MmeError(
+    'AWS_CONFIG',
+    `${where} is not an AWS endpoint: ${context.permission} got HTTP ${status}${contentType ? ` ${contentType}` : ''} with ` +
+      `${body}; ${endpointFix(service)}.`,
+  );
+}
+
+interface RawResponse {
+  readonly statusCode?: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: unknown;
+}
+
+function headerOf(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : headers[key];
+}
+
+/** The first characters of a body, quoted, with anything unprintable escaped: `"<html><body>Not F..."`. */
+export function quoteHead(text: string, length = 32): string {
+  const head = [...text.slice(0, length * 2)].slice(0, length).join('');
+  const escaped = head.replace(/[^\x20-\x7e]/g, (c) => {
+    const code = c.codePointAt(0)!;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+  return `"${escaped.replace(/"/g, '\\"')}${[...text].length > length ? '...' : ''}"`;
 }

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { regionNameProblem } from '../catalog/aws-regions';
 import { UsageError } from './cli-errors';
+import { described } from './help-style';
 import type { AwsConnection } from '../aws/aws-clients';
 import type { LocationOptions } from '../aws/endpoint';
 
@@ -16,8 +17,11 @@ export interface ModelLocationCommandOptions extends AwsCommandOptions, Location
 /** --region, --profile and --json, on every command that talks to AWS. */
 export function addAwsOptions(command: Command, jsonHelp = 'print one JSON document on stdout'): Command {
   return command
-    .option('--region <region>', 'AWS region (default: AWS_REGION or the profile\'s region)')
-    .option('--profile <name>', 'AWS profile from ~/.aws/config (default: the default credential chain)')
+    .option('--region <region>', described('AWS region', { env: 'AWS_REGION', default: 'the profile\'s region' }))
+    .option('--profile <name>', described('AWS profile from ~/.aws/config', {
+      env: 'AWS_PROFILE',
+      default: 'the default credential chain',
+    }))
     .option('--json', jsonHelp);
 }
 

@@ -1,6 +1,7 @@
 // The request flags `invoke` and `local invoke` share: both send the body lib/kserve/invoke-request.ts builds.
 
 import type { Command } from 'commander';
+import { described } from './help-style';
 
 export interface InvokeInputOptions {
   readonly input?: string[];
@@ -23,10 +24,12 @@ export function addInvokeInputOptions(command: Command): Command {
     .option('--text <NAME=sentence>', 'a BYTES input element; repeat a NAME for a batch (repeatable)', repeatable)
     .option('--body <request.json>', 'send this KServe v2 request as-is')
     .option('--binary', 'send inputs as binary tensors too (application/vnd.sagemaker-triton.binary+json, much smaller than JSON)')
-    .option('--no-binary', 'plain JSON both ways (default: JSON inputs, binary+json when one is FP16 or BF16; outputs always binary)')
+    .option('--no-binary', described('plain JSON both ways', {
+      default: 'JSON inputs, binary+json when one is FP16 or BF16; outputs always binary',
+    }))
     .option('--shape <dims>', 'input shape(s) when the config is not known: 1,3,224,224 or NAME=1,3;NAME2=1,8')
     .option('--datatype <type>', 'input datatype(s) when the config is not known: FP32 or NAME=FP32;NAME2=INT64')
-    .option('--output <NAME>', 'an output to return (repeatable; default: all)', repeatable)
+    .option('--output <NAME>', described('an output to return (repeatable)', { default: 'all' }), repeatable)
     .option('--top <k>', 'show the k largest values of each output row (classifier scores)');
 }
 

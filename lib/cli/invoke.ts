@@ -1,10 +1,10 @@
-// `mme-deploy invoke --endpoint E --target-model T ...`: one InvokeEndpoint call with a KServe v2 body built from
+// `mme-deploy invoke T --endpoint E ...`: one InvokeEndpoint call with a KServe v2 body built from
 // files and sentences (shaped by the model's config.pbtxt when --model is given), the outputs printed per tensor.
 
 import { resolve } from 'node:path';
 import { MmeError } from '../errors';
 import { shellCommand } from '../shell-quote';
-import { CliIo, ExitCode } from './io';
+import { CliIo, ExitCode, note, UsageError } from './io';
 import { AwsCommandOptions, connectionOf } from './aws-options';
 import { toJson } from './json';
 import type { InvokeInputOptions } from './invoke-flags';
@@ -28,11 +28,28 @@ export const MAX_INVOKE_PAYLOAD = 6 * 1024 * 1024;
 export const DEFAULT_INVOKE_TIMEOUT_SECONDS = 60;
 export const DEFAULT_MAX_RESPONSE_MIB = 32;
 
+/**
+ * The TargetModel of `invoke`: its first argument, as in `remove` and `local invoke`. The older `--target-model` is still
+ * taken, with a note; both at once must agree.
+ */
+export function targetModelOf(argument: string | undefined, options: InvokeOptions, io: CliIo): string | undefined {
+  const option = options.targetModel;
+  if (option === undefined) return argument;
+  if (argument !== undefined && argument !== option) {
+    throw new UsageError(`two TargetModels: '${argument}' and --target-model '${option}'; give one, as the first argument`);
+  }
+  if (argument === undefined) {
+    note(io, `note: --target-model is deprecated; give the TargetModel first: ${shellCommand(['mme-deploy', 'invoke', option])} ...\n`);
+  }
+  return option;
+}
+
 export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   if (!options.targetModel) {
     const list = shellCommand(['mme-deploy', 'list', '--endpoint', options.endpoint]);
-    throw new MmeError('USAGE', `Which model? Give --target-model NAME.tar.gz (see \`${list}\`).`);
+    throw new MmeError('USAGE', `Which model? Give the TargetModel first: mme-deploy invoke NAME.tar.gz --endpoint ` +
+      `${shellCommand([options.endpoint])} ... (see \`${list}\`).`);
   }
   const top = options.top === undefined ? undefined : Number(options.top);
   if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
@@ -130,7 +147,7 @@ export async function runInvoke(options: InvokeOptions, io: CliIo, signal?: Abor
   } else {
     io.stdout(formatInferenceResponse(decoded, top ? { top } : {}));
     const variant = response.InvokedProductionVariant ? ` on variant ${response.InvokedProductionVariant}` : '';
-    io.stderr(`(${milliseconds} ms round trip${variant}; the first call to a model includes its download and load)\n`);
+    note(io, `(${milliseconds} ms round trip${variant}; the first call to a model includes its download and load)\n`);
   }
   return ExitCode.Ok;
 }

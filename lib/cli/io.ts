@@ -14,6 +14,13 @@ export interface CliIo {
   readonly prompt?: (question: string) => Promise<string>;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
+  /** `--quiet`: no progress and no notes on stderr (`note`); errors and warnings still print. */
+  readonly quiet?: boolean;
+}
+
+/** A note on stderr (what was done, what to know, how long it took) that `--quiet` leaves out; never an error. */
+export function note(io: CliIo, text: string): void {
+  if (!io.quiet) io.stderr(text);
 }
 
 // The CLI's own errors and the exit codes, for the commands that import everything they need from here.

@@ -9,7 +9,7 @@ import type { LatencySummary } from '../measure/latency';
 import type { LoadMode, LoadTestResult, RequestRecord } from '../measure/loadtest';
 import type { CachePrediction, ObservedCache } from '../measure/cache-comparison';
 import { AwsCommandOptions, connectionOf } from './aws-options';
-import { CliIo, ExitCode, UsageError } from './io';
+import { CliIo, ExitCode, note as noteOn, UsageError } from './io';
 import { toJson } from './json';
 import { formatDiagnosticText } from './report-format';
 
@@ -60,25 +60,28 @@ export async function runLoadTestCommand(
     throw new UsageError(`--csv ${resolve(io.cwd, options.csv)} exists; choose another file name or add --force to replace it`);
   }
 
+  // The traffic file is read before any AWS call: a typo in it costs nothing.
+  const trafficText = options.traffic ?? 'uniform';
+  const traffic = await readLoadTraffic(trafficText, io);
+
   const { endpointTargetModels, readEndpointSources } = await import('../measure/target-models');
   const { endpoint, names: targets } = await endpointTargetModels(connection, options.endpoint, {
     names,
     ...(options.variant ? { variant: options.variant } : {}),
   });
-  const trafficText = options.traffic ?? 'uniform';
-  const weights = await trafficWeightsFor(trafficText, targets, io);
+  const weights = await trafficWeightsFor(traffic, targets, io);
 
   const estimate = estimateInvocations(mode, warmup, duration, requests);
   const what = estimate === undefined
     ? `closed loop with ${mode.kind === 'closed' ? mode.concurrency : 0} in flight for ${warmup + (duration ?? 0)} s: as many ` +
       'invocations as the endpoint answers'
     : `about ${estimate} invocations`;
-  if (!options.json) io.stderr(`This sends ${what} to endpoint ${endpoint.endpointName} (warm-up included); they are billed.\n`);
+  if (!options.json) noteOn(io, `This sends ${what} to endpoint ${endpoint.endpointName} (warm-up included); they are billed.\n`);
   if (!options.yes && (estimate === undefined || estimate > CONFIRM_ABOVE)) {
     if (!io.prompt) throw new UsageError(`Refusing to send ${what} without confirmation: stdin is not a terminal. Pass --yes.`);
     const answer = await io.prompt('Go ahead? [y/N] ');
     if (!/^y(es)?$/i.test(answer.trim())) {
-      io.stderr('Nothing sent.\n');
+      noteOn(io, 'Nothing sent.\n');
       return ExitCode.Ok;
     }
   }
@@ -153,7 +156,7 @@ export async function runLoadTestCommand(
     io.stdout(toJson({ endpoint: endpoint.endpointName, ...settings, ...result, cache: { observed, prediction, note } }));
   } else {
     io.stdout(formatLoadTest(endpoint.endpointName, settings, result, observed, prediction, note));
-    if (options.csv !== undefined) io.stderr(`wrote ${result.records?.length ?? 0} request records to ${options.csv}\n`);
+    if (options.csv !== undefined) noteOn(io, `wrote ${result.records?.length ?? 0} request records to ${options.csv}\n`);
   }
   return result.interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }
@@ -181,23 +184,27 @@ export function estimateInvocations(mode: LoadMode, warmup: number, duration?: n
   return undefined;
 }
 
-async function trafficWeightsFor(text: string, targets: readonly string[], io: CliIo): Promise<Float64Array> {
+type LoadTraffic = { text: string; spec: Exclude<import('../plan/traffic').TrafficSpec, { kind: 'trace' }> };
+
+/** --traffic as loadtest takes it: uniform, zipf:S or a model,weight CSV (a trace is plan's alone). */
+async function readLoadTraffic(text: string, io: CliIo): Promise<LoadTraffic> {
   const { readTraffic } = await import('./plan');
-  const { trafficWeights } = await import('../plan/traffic');
   const diagnostics: import('../diagnostics').Diagnostic[] = [];
-  const spec = await readTraffic(text, io, diagnostics);
-  const fail = () => {
-    const first = diagnostics.find((d) => d.severity === 'error');
-    return new UsageError(`--traffic ${text}: ${first ? formatDiagnosticText(first).trim() : 'unreadable'}`);
-  };
-  if (!spec) throw fail();
-  if (spec.kind === 'trace') {
-    throw new UsageError(`--traffic ${text} is a recorded trace (timestamp,model); loadtest takes weights: model,weight, ` +
-      'uniform or zipf:S.');
-  }
+  const spec = await readTraffic(text, io, diagnostics, { weightsOnly: true });
+  if (!spec || spec.kind === 'trace') throw trafficError(text, diagnostics);
+  return { text, spec };
+}
+
+function trafficError(text: string, diagnostics: readonly import('../diagnostics').Diagnostic[]): UsageError {
+  const first = diagnostics.find((d) => d.severity === 'error');
+  return new UsageError(`--traffic ${text}: ${first ? formatDiagnosticText(first).trim() : 'unreadable'}`);
+}
+
+async function trafficWeightsFor({ text, spec }: LoadTraffic, targets: readonly string[], io: CliIo): Promise<Float64Array> {
+  const { trafficWeights } = await import('../plan/traffic');
   const result = trafficWeights(spec, targets);
-  diagnostics.push(...result.diagnostics);
-  if (diagnostics.some((d) => d.severity === 'error')) throw fail();
+  const diagnostics = result.diagnostics;
+  if (diagnostics.some((d) => d.severity === 'error')) throw trafficError(text, diagnostics);
   for (const d of diagnostics.filter((x) => x.severity === 'warning')) io.stderr(`${formatDiagnosticText(d).trim()}\n`);
   return result.weights;
 }

@@ -1,7 +1,7 @@
 // `mme-deploy logs --endpoint E`: what happened on the endpoint's instances, as events (loads, failures with their
 // cause and fix, evictions, python tracebacks), read from CloudWatch Logs; `--follow` keeps reading new lines.
 
-import type { CliIo } from './io';
+import { type CliIo, note } from './io';
 import { AwsCommandOptions, connectionOf } from './aws-options';
 import { ExitCode } from './exit-codes';
 import { MmeError } from '../errors';
@@ -53,18 +53,19 @@ export async function runLogs(options: LogsOptions, io: CliIo, signal?: AbortSig
       const events = await readEndpointLogEvents(logs, { ...query, end: now }, context);
       print(events);
       if (events.length === 0) {
-        io.stderr(
+        note(
+          io,
           `note: no events in ${endpointLogGroup(options.endpoint)} since ${formatTime(start)} UTC` +
             `${options.targetModel ? ` for ${options.targetModel}` : ''}.\n`,
         );
       }
-      if (!options.json && !events.some((e) => e.kind === 'invoke-failed')) io.stderr(VERBOSE_NOTE);
+      if (!options.json && !events.some((e) => e.kind === 'invoke-failed')) note(io, VERBOSE_NOTE);
       return ExitCode.Ok;
     }
     if (!options.json) {
-      io.stderr(`Following ${endpointLogGroup(options.endpoint)} from ${formatTime(start)} UTC; Ctrl-C stops.\n${VERBOSE_NOTE}`);
+      note(io, `Following ${endpointLogGroup(options.endpoint)} from ${formatTime(start)} UTC; Ctrl-C stops.\n${VERBOSE_NOTE}`);
     }
-    const onThrottled = (ms: number) => io.stderr(`note: CloudWatch Logs is throttling; reading new lines every ${ms / 1000} s.\n`);
+    const onThrottled = (ms: number) => note(io, `note: CloudWatch Logs is throttling; reading new lines every ${ms / 1000} s.\n`);
     for await (const batch of followEndpointLogEvents(logs, query, { ...context, pollIntervalMs, onThrottled })) print(batch);
     // A follow ends only when it is stopped.
     return signal?.aborted ? ExitCode.Interrupted : ExitCode.Ok;

@@ -124,8 +124,8 @@ export async function runPackage(
   // The archive is pushed under its file name unless --name gave another TargetModel: the hint carries it.
   const nameFlag = manifest.targetModel === basename(output) ? [] : ['--name', manifest.targetModel];
   lines.push(`  ${shellCommand(['mme-deploy', 'push', shown, ...nameFlag])} --endpoint <endpoint-name>`);
-  const invoke = shellCommand(['--target-model', manifest.targetModel, '--model', shown]);
-  lines.push(`  mme-deploy invoke --endpoint <endpoint-name> ${invoke} ${exampleInputs(manifest.models)}`);
+  lines.push(`  ${shellCommand(['mme-deploy', 'invoke', manifest.targetModel])} --endpoint <endpoint-name> ` +
+    `${shellCommand(['--model', shown])} ${exampleInputs(manifest.models)}`);
   io.stdout(lines.join('\n') + '\n');
   return ExitCode.Ok;
 }

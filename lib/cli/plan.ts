@@ -15,7 +15,7 @@ import { DEFAULT_COLD_START, parseColdStartParameters } from '../plan/load-time'
 import { checkPlanTarget, DEFAULT_GPU_RESERVE_MIB, planEndpoint, type PlanReport } from '../plan/plan';
 import { readBundle, type BundleFiles } from '../plan/read-bundles';
 import { parseTrafficCsv, parseTrafficKeyword, type TrafficSpec } from '../plan/traffic';
-import { CliIo, ExitCode, UsageError } from './io';
+import { CliIo, ExitCode, note, UsageError } from './io';
 import { refuseZip } from './cli-errors';
 import { escapeLine } from './terminal-text';
 
@@ -157,15 +157,20 @@ export async function runPlan(paths: readonly string[], options: PlanCommandOpti
       const where = `${d.file ? `${d.file}: ` : ''}${d.line ? `line ${d.line}: ` : ''}`;
       io.stderr(`mme-deploy: ${d.severity}: ${escapeLine(`${where}${d.message}`)}\n`);
     }
-    if (options.csv !== undefined && report?.simulation) io.stderr(`wrote the instance-count curve to ${options.csv}\n`);
+    if (options.csv !== undefined && report?.simulation) note(io, `wrote the instance-count curve to ${options.csv}\n`);
   }
   if (options.csv !== undefined && !report?.simulation && ok) {
-    io.stderr('no CSV written: there is no simulation to plot\n');
+    note(io, 'no CSV written: there is no simulation to plot\n');
   }
   return ioFailed ? ExitCode.Usage : ok ? ExitCode.Ok : ExitCode.Failure;
 }
 
-export async function readTraffic(text: string, io: CliIo, diagnostics: Diagnostic[]): Promise<TrafficSpec | undefined> {
+export async function readTraffic(
+  text: string,
+  io: CliIo,
+  diagnostics: Diagnostic[],
+  options: { readonly weightsOnly?: boolean } = {},
+): Promise<TrafficSpec | undefined> {
   const keyword = parseTrafficKeyword(text);
   if (keyword && 'error' in keyword) throw new UsageError(keyword.error);
   if (keyword) return keyword;
@@ -176,7 +181,7 @@ export async function readTraffic(text: string, io: CliIo, diagnostics: Diagnost
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(`--traffic ${text}`, err);
     throw new UsageError(`--traffic ${text}: not uniform, zipf:S or a CSV file that exists (no such file)`);
   }
-  const parsed = parseTrafficCsv(csv, text);
+  const parsed = parseTrafficCsv(csv, text, options);
   diagnostics.push(...parsed.diagnostics);
   return parsed.spec;
 }

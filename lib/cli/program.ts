@@ -12,6 +12,8 @@ import type { Cancellation, CancellationOptions } from './signals';
 import { escapeControl, escapeJsonText, escapeLine } from './terminal-text';
 import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
+import { addHelpSections, commandPath, described, helpConfiguration } from './help-style';
+import { COMMAND_HELP } from './help-examples';
 
 export async function main(argv: readonly string[], rawIo: CliIo): Promise<number> {
   // Every human output goes through the one escaping function: text from files, names and servers never reaches
@@ -20,18 +22,27 @@ export async function main(argv: readonly string[], rawIo: CliIo): Promise<numbe
   const { status, prompt } = rawIo;
   const json = wantsJson(argv);
   const jsonStdout = json || argv[0] === 'config';
+  // --quiet is known once commander has read the program's options, before any command's action runs.
+  let program: Command | undefined;
+  const quiet = () => Boolean(program?.opts<{ quiet?: boolean }>().quiet);
+  const escapedStatus = status ? (s: string) => status(escapeControl(s)) : undefined;
   const io: CliIo = {
     ...rawIo,
     stdout: (s) => rawIo.stdout(jsonStdout ? escapeJsonText(s) : escapeControl(s)),
     stderr: (s) => rawIo.stderr(escapeControl(s)),
-    ...(status ? { status: (s: string) => status(escapeControl(s)) } : {}),
+    get status() {
+      return quiet() ? undefined : escapedStatus;
+    },
+    get quiet() {
+      return quiet();
+    },
     ...(prompt ? { prompt: (question: string) => prompt(escapeControl(question)) } : {}),
   };
   let exitCode: number = ExitCode.Ok;
   const setExit = (code: number) => {
     exitCode = code;
   };
-  const program = buildProgram(io, setExit);
+  program = buildProgram(io, setExit);
   try {
     await program.parseAsync(argv as string[], { from: 'user' });
   } catch (err) {
@@ -78,6 +89,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       'Validate, package, deploy and operate NVIDIA Triton ensembles on Amazon SageMaker GPU multi-model endpoints.',
     )
     .version(packageVersion(), '-v, --version', 'print the version')
+    .option('-q, --quiet', 'print no progress and no notes on stderr; errors and warnings still print')
+    .configureHelp(helpConfiguration)
     .configureOutput(outputFor(io, (): Command => program))
     .exitOverride();
 
@@ -90,8 +103,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--mme', 'also apply the SageMaker multi-model endpoint archive rules')
     .option(
       '--run-python',
-      "run python models' auto_complete_config in python3 (MME_DEPLOY_PYTHON picks the interpreter), as Triton does " +
-        'at load, and check the config it completes; this executes the models\' code',
+      described("run python models' auto_complete_config as Triton does at load, and check the config it completes; this " +
+        "executes the models' code; the python3 interpreter is", { env: 'MME_DEPLOY_PYTHON', default: 'python3 on PATH' }),
     )
     .action(async (path: string, options: { json?: boolean; mme?: boolean; runPython?: boolean }) => {
       const { runValidate } = await import('./validate');
@@ -114,11 +127,12 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .argument('<path>', 'a model repository (an ensemble and its composing models) or one model directory')
     .option(
       '-o, --output <file-or-dir>',
-      'archive to write, or a directory to write <TargetModel> into (default: <TargetModel> in the current directory, ' +
-        'or beside the repository when run inside it)',
+      described('archive to write, or a directory to write <TargetModel> into', {
+        default: '<TargetModel> in the current directory, or beside the repository when run inside it',
+      }),
     )
-    .option('--name <target-model>', 'TargetModel name (default: the output file name, or <dirname>.tar.gz)')
-    .option('--level <0-9>', 'gzip level; weights that do not compress are stored whatever the level', '6')
+    .option('--name <target-model>', described('TargetModel name', { default: 'the output file name, or <dirname>.tar.gz' }))
+    .option('--level <0-9>', described('gzip level; weights that do not compress are stored whatever the level', { default: '6' }), '6')
     .option('--force', 'replace an existing archive')
     .option('--json', 'print one JSON object on stdout')
     .action(async (path: string, options: import('./package').PackageOptions) => {
@@ -130,8 +144,9 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .command('graph')
     .description('Draw the ensemble pipeline: steps as nodes, tensors (data type and dims) on the edges.')
     .argument('<path>', 'a model repository holding the ensemble and its composing models')
-    .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'dot']).default('mermaid'))
-    .option('--ensemble <name>', 'draw this ensemble instead of every top-level ensemble')
+    .addOption(new Option('--format <format>', described('output format: mermaid or dot', { default: 'mermaid' }))
+      .choices(['mermaid', 'dot']).default('mermaid'))
+    .option('--ensemble <name>', described('draw this ensemble', { default: 'every top-level ensemble' }))
     .action(async (path: string, options: { format?: string; ensemble?: string }) => {
       const { runGraph } = await import('./graph');
       setExit(await runGraph(path, options, io));
@@ -143,21 +158,25 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       'Estimate GPU memory, cost and cache behaviour of a multi-model endpoint for these models, before deploying it.',
     )
     .argument('<paths...>', 'TargetModel archives (.tar.gz) or model repository directories, one per model')
-    .option('--instance-type <type>', 'SageMaker instance type (default: ml.g4dn.xlarge)')
-    .option('--instances <n>', 'MME instances to cost; the simulation covers 1..n (default: 1)')
-    .option('--region <region>', 'AWS region for the price (default: $AWS_REGION or us-east-1)')
-    .option('--price <usd>', 'USD per instance-hour, instead of the catalog price; required where the catalog has ' +
-      'none (it covers us-east-1 and part of us-east-2)')
-    .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file (model,weight or timestamp,model) (default: uniform)')
-    .option('--rps <n>', 'requests per second over all models (default: 10)')
-    .option('--requests <n>', 'requests to simulate (default: 200000)')
-    .option('--seed <n>', 'seed of the simulated traffic (default: 1)')
-    .option('--memory <name=GiB>', 'GPU memory of one model, replacing the estimate (repeatable; default: estimated ' +
-      'from the weight files)', repeatable)
-    .option('--gpu-reserve <MiB>', 'GPU memory kept back from the usable figure for the Triton server (default: 1024)')
-    .option('--disk-gb <GB>', 'model cache disk per instance (default: the NVMe instance store)')
-    .option('--cold-start <params>', 'cold-start rates, any of download=MB/s,extract=MB/s,load=MB/s,per-model=s ' +
-      '(default: download=100,extract=150,load=500,per-model=1)')
+    .option('--instance-type <type>', described('SageMaker instance type', { default: 'ml.g4dn.xlarge' }))
+    .option('--instances <n>', described('MME instances to cost; the simulation covers 1..n', { default: '1' }))
+    .option('--region <region>', described('AWS region for the price', { env: ['AWS_REGION', 'AWS_DEFAULT_REGION'], default: 'us-east-1' }))
+    .option('--price <usd>', described(
+      'on-demand USD per instance-hour; required where the catalog has none (it covers us-east-1 and part of us-east-2)',
+      { default: 'the catalog price' },
+    ))
+    .option('--traffic <spec>', described('uniform, zipf:S, or a CSV file (model,weight or timestamp,model)', { default: 'uniform' }))
+    .option('--rps <n>', described('requests per second over all models', { default: '10' }))
+    .option('--requests <n>', described('requests to simulate', { default: '200000' }))
+    .option('--seed <n>', described('seed of the simulated traffic', { default: '1' }))
+    .option('--memory <name=GiB>', described('GPU memory of one model, replacing the estimate (repeatable)', {
+      default: 'estimated from the weight files',
+    }), repeatable)
+    .option('--gpu-reserve <MiB>', described('GPU memory kept back from the usable figure for the Triton server', { default: '1024' }))
+    .option('--disk-gb <GB>', described('model cache disk per instance', { default: 'the NVMe instance store' }))
+    .option('--cold-start <params>', described('cold-start rates, any of download=MB/s,extract=MB/s,load=MB/s,per-model=s', {
+      default: 'download=100,extract=150,load=500,per-model=1',
+    }))
     .option('--json', 'print one JSON report on stdout')
     .option('--csv <file>', 'write the per-instance-count curve as CSV')
     .option('--force', 'let --csv replace an existing file')
@@ -171,20 +190,23 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .description(
       'Drive a Triton container on this machine the way SageMaker drives an MME container: load, invoke, unload, list.',
     );
-  const localUrlHelp = 'the container\'s SageMaker port (default: $MME_DEPLOY_LOCAL_URL or http://127.0.0.1:8080)';
-  const localDirHelp = 'host directory mounted at /opt/ml/models (default: $MME_DEPLOY_LOCAL_MODELS_DIR or ./mme-local-models)';
+  const localUrlHelp = described('the container\'s SageMaker port', { env: 'MME_DEPLOY_LOCAL_URL', default: 'http://127.0.0.1:8080' });
+  const localDirFacts = { env: 'MME_DEPLOY_LOCAL_MODELS_DIR', default: './mme-local-models' };
+  const localDirHelp = described('host directory mounted at /opt/ml/models', localDirFacts);
   local
     .command('load')
     .description('Extract a TargetModel archive into <models-dir>/<hash>/model/ and send POST /models, as SageMaker does.')
     .argument('<archive>', 'the .tar.gz made by `mme-deploy package`')
     .option('--models-dir <dir>', localDirHelp)
     .option('--url <url>', localUrlHelp)
-    .option('--name <target>', 'the TargetModel name (default: the archive file name)')
-    .option('--container-root <path>', 'where the container sees --models-dir (default: /opt/ml/models)')
-    .option('--instance-type <type>', 'the endpoint\'s instance type to compare this GPU with (default: ml.g4dn.xlarge)')
-    .option('--inference-ami-version <version>', 'the endpoint\'s InferenceAmiVersion, i.e. its GPU driver (default: SageMaker\'s, 470)')
-    .option('--triton-version <YY.MM>', 'the Triton release deployed (default: the local container\'s)')
-    .option('--container <name>', 'the local container, for its /dev/shm (default: the one publishing --url\'s port)')
+    .option('--name <target-model>', described('the TargetModel name', { default: 'the archive file name' }))
+    .option('--container-root <path>', described('where the container sees --models-dir', { default: '/opt/ml/models' }))
+    .option('--instance-type <type>', described('the endpoint\'s instance type to compare this GPU with', { default: 'ml.g4dn.xlarge' }))
+    .option('--inference-ami-version <version>', described('the endpoint\'s InferenceAmiVersion, i.e. its GPU driver', {
+      default: 'SageMaker\'s, 470',
+    }))
+    .option('--triton-version <YY.MM>', described('the Triton release deployed', { default: 'the local container\'s' }))
+    .option('--container <name>', described('the local container, for its /dev/shm', { default: 'the one publishing --url\'s port' }))
     .option(
       '--cpu',
       'stage for a container without a GPU (docker run without --gpus): KIND_GPU instance groups become KIND_CPU in the ' +
@@ -198,10 +220,11 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   const localInvoke = local
     .command('invoke')
     .description('Send POST /models/<hash>/invoke with the body `mme-deploy invoke` builds, and print the outputs.')
-    .argument('<target>', 'the TargetModel name given at load');
+    .argument('<target-model>', 'the TargetModel name given at load');
   addInvokeInputOptions(localInvoke)
     .option('--json', 'print the decoded response as JSON')
-    .option('--models-dir <dir>', `${localDirHelp}; its copy of the archive gives the model config`)
+    .option('--models-dir <dir>', described('host directory mounted at /opt/ml/models; its copy of the archive gives the model ' +
+      'config', localDirFacts))
     .option('--url <url>', localUrlHelp)
     .action(async (target: string, options: import('./local').LocalInvokeOptions) => {
       const { runLocalInvoke } = await import('./local');
@@ -210,7 +233,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   local
     .command('unload')
     .description('Send DELETE /models/<hash>, as SageMaker does when it evicts a model.')
-    .argument('<target>', 'the TargetModel name given at load')
+    .argument('<target-model>', 'the TargetModel name given at load')
     .option('--url <url>', localUrlHelp)
     .option('--json', 'print one JSON object on stdout')
     .action(async (target: string, options: import('./local').LocalConnectionOptions) => {
@@ -236,9 +259,9 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
         'validated and packed on the fly.')
       .argument('<archive-or-dir>', 'a .tar.gz TargetModel archive, or a model repository directory'),
   )
-    .option('--name <target>', 'the TargetModel name (default: the archive\'s file name, or <directory>.tar.gz)')
+    .option('--name <target-model>', described('the TargetModel name', { default: 'the archive\'s file name, or <directory>.tar.gz' }))
     .option('--force', 'replace an existing TargetModel (instances keep serving their cached copy until it is evicted)')
-    .option('--level <0-9>', 'gzip level when packing a directory (default: 6)')
+    .option('--level <0-9>', described('gzip level when packing a directory', { default: '6' }))
     .option(
       '--versioned',
       'name it <name>-<first 12 hex of the archive\'s SHA-256>.tar.gz, as the CDK ModelArchive does: a changed model never ' +
@@ -264,7 +287,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     program
       .command('remove')
       .description('Delete a TargetModel from the endpoint\'s S3 prefix (instances keep a loaded copy until it is evicted).')
-      .argument('<target>', 'the TargetModel name, as `list` shows it'),
+      .argument('<target-model>', 'the TargetModel name, as `list` shows it'),
   )
     .option('--yes', 'delete without asking')
     .action(async (target: string, options: import('./remove').RemoveOptions) => {
@@ -274,17 +297,20 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   addInvokeInputOptions(addAwsOptions(
     program
       .command('invoke')
-      .description('Call InvokeEndpoint on one TargetModel with KServe v2 inputs built from files and sentences; print the outputs.'),
+      .description('Call InvokeEndpoint on one TargetModel with KServe v2 inputs built from files and sentences; print the outputs.')
+      .argument('[target-model]', 'the TargetModel to invoke, as `list` shows it, e.g. model.tar.gz (required)'),
   ))
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
-    .option('--target-model <name>', 'the TargetModel to invoke, e.g. model.tar.gz (required)')
+    // The TargetModel was an option before it was an argument, as in `remove` and `local invoke`: still taken, not shown.
+    .addOption(new Option('--target-model <name>', 'deprecated: give the TargetModel as the first argument').hideHelp())
     .option('--model <archive-or-dir>', 'the TargetModel\'s archive or repository, read for input names, shapes and datatypes')
     .option('--variant <name>', 'send to this production variant (TargetVariant)')
-    .option('--timeout <seconds>', 'give up waiting for the answer after this long (default: 60, SageMaker\'s own limit)')
-    .option('--max-response <MiB>', 'refuse a response larger than this instead of holding it in memory (default: 32)')
-    .action(async (options: import('./invoke').InvokeOptions) => {
-      const { runInvoke } = await import('./invoke');
-      setExit(await cancellable(io, {}, ({ signal }) => runInvoke(options, io, signal)));
+    .option('--timeout <seconds>', described('give up waiting for the answer after this long', { default: '60, SageMaker\'s own limit' }))
+    .option('--max-response <MiB>', described('refuse a response larger than this instead of holding it in memory', { default: '32' }))
+    .action(async (target: string | undefined, options: import('./invoke').InvokeOptions) => {
+      const { runInvoke, targetModelOf } = await import('./invoke');
+      const targetModel = targetModelOf(target, options, io);
+      setExit(await cancellable(io, {}, ({ signal }) => runInvoke({ ...options, targetModel }, io, signal)));
     });
   addAwsOptions(
     program
@@ -295,7 +321,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       ),
   )
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
-    .option('--variant <name>', 'the production variant (default: the only one)')
+    .option('--variant <name>', described('the production variant', { default: 'the only one' }))
     .action(async (options: import('./status').StatusOptions) => {
       const { runStatus } = await import('./status');
       setExit(await runStatus(options, io));
@@ -312,11 +338,13 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     'print one JSON object per event, one per line',
   )
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
-    .option('--since <when>', 'start of the window: a duration back from now (30m, 1h, 2d) or an ISO 8601 time', '1h')
-    .option('--target-model <name>', 'only the events of this TargetModel')
+    .option('--since <when>', described('start of the window: a duration back from now (30m, 1h, 2d) or an ISO 8601 time', {
+      default: '1h',
+    }), '1h')
+    .option('--target-model <name>', described('only the events of this TargetModel', { default: 'every TargetModel' }))
     .option('--variant <name>', 'only the instances of this production variant')
     .option('-f, --follow', 'keep reading new lines until Ctrl-C')
-    .option('--poll-interval <seconds>', 'with --follow, seconds between two reads of new lines (default: 5)')
+    .option('--poll-interval <seconds>', described('with --follow, seconds between two reads of new lines', { default: '5' }))
     .action(async (options: import('./logs').LogsOptions) => {
       const { runLogs } = await import('./logs');
       // Ctrl-C, SIGTERM or SIGHUP stops a follow (or a long read) cleanly; a second one quits at once.
@@ -329,12 +357,14 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       .command('smoke')
       .description('Invoke every TargetModel (or those named) once cold and a few times warm with inputs made from its ' +
         'config, check each answer against the config, and exit 1 when any fails.')
-      .argument('[target-models...]', 'TargetModels to check (default: every one under the endpoint\'s S3 prefix)'),
+      .argument('[target-models...]', described('TargetModels to check', { default: 'every one under the endpoint\'s S3 prefix' })),
   )
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
     .option('--variant <name>', 'the production variant to follow when the endpoint has several')
-    .option('--warm <n>', 'warm invocations per TargetModel after the cold one (default: 5)')
-    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .option('--warm <n>', described('warm invocations per TargetModel after the cold one', { default: '5' }))
+    .option('--shape <shapes>', described('INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated', {
+      default: '1 for each',
+    }))
     .action(async (names: string[], options: import('./smoke').EndpointSmokeOptions) => {
       const { runSmoke } = await import('./smoke');
       setExit(await cancellable(io, {}, ({ signal }) => runSmoke(names, options, io, signal)));
@@ -343,11 +373,13 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .command('smoke')
     .description('Invoke every model `local load` loaded (or those named) once and a few times more with inputs made from ' +
       'its config, check each answer, and exit 1 when any fails.')
-    .argument('[target-models...]', 'TargetModel names given at load (default: every one in --models-dir)')
+    .argument('[target-models...]', described('TargetModel names given at load', { default: 'every one in --models-dir' }))
     .option('--models-dir <dir>', localDirHelp)
     .option('--url <url>', localUrlHelp)
-    .option('--warm <n>', 'warm invocations per TargetModel after the first (default: 5)')
-    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated (default: 1 for each)')
+    .option('--warm <n>', described('warm invocations per TargetModel after the first', { default: '5' }))
+    .option('--shape <shapes>', described('INPUT=1,3,224,224 for inputs with variable dims, `;` or space separated', {
+      default: '1 for each',
+    }))
     .option('--json', 'print one JSON report on stdout')
     .action(async (names: string[], options: import('./smoke').LocalSmokeOptions) => {
       const { runLocalSmoke } = await import('./smoke');
@@ -358,7 +390,9 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       .command('loadtest')
       .description('Send traffic over the endpoint\'s TargetModels as `plan` models it; report throughput, latency ' +
         'percentiles and errors per TargetModel, and the model cache metrics beside plan\'s prediction.')
-      .argument('[target-models...]', 'TargetModels to load, in zipf rank order (default: every one under the S3 prefix, in key order)'),
+      .argument('[target-models...]', described('TargetModels to load, in zipf rank order', {
+        default: 'every one under the S3 prefix, in key order',
+      })),
     'print one JSON report on stdout, with every request\'s record',
   )
     .option('--endpoint <name>', 'the multi-model endpoint (required)')
@@ -367,13 +401,15 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--concurrency <n>', 'closed loop: requests kept in flight (this or --rate)')
     .option('--duration <seconds>', 'measure this long after the warm-up (this or --requests)')
     .option('--requests <n>', 'measure this many requests after the warm-up (this or --duration)')
-    .option('--warmup <seconds>', 'seconds of traffic sent first and left out of the figures (default: 10)')
-    .option('--traffic <spec>', 'uniform, zipf:S, or a CSV file of model,weight (default: uniform)')
-    .option('--seed <n>', 'seed of the choice of TargetModel per request (default: 1)')
+    .option('--warmup <seconds>', described('seconds of traffic sent first and left out of the figures', { default: '10' }))
+    .option('--traffic <spec>', described('uniform, zipf:S, or a CSV file of model,weight', { default: 'uniform' }))
+    .option('--seed <n>', described('seed of the choice of TargetModel per request', { default: '1' }))
     .option('--resident <n>', 'models one instance keeps loaded, as `plan` reports: adds plan\'s cache prediction')
-    .option('--cold-seconds <s>', 'load time plan assumes (default: the run\'s mean ModelDownloadingTime + ModelLoadingTime per load)')
-    .option('--metrics-wait <seconds>', 'how long to wait for CloudWatch to publish the run\'s metrics (default: 180)')
-    .option('--shape <shapes>', 'INPUT=1,3,224,224 for inputs with variable dims (default: 1 for each)')
+    .option('--cold-seconds <s>', described('load time plan assumes', {
+      default: 'the run\'s mean ModelDownloadingTime + ModelLoadingTime per load',
+    }))
+    .option('--metrics-wait <seconds>', described('how long to wait for CloudWatch to publish the run\'s metrics', { default: '180' }))
+    .option('--shape <shapes>', described('INPUT=1,3,224,224 for inputs with variable dims', { default: '1 for each' }))
     .option('--csv <file>', 'write one line per request (intended and sent time, latency, cause)')
     .option('--force', 'let --csv replace an existing file')
     .option('--yes', 'send without asking, whatever the estimated invocation count')
@@ -389,12 +425,8 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     command.commands.forEach(configure);
   };
   program.commands.forEach(configure);
+  addHelpSections(program, COMMAND_HELP);
   return program;
-}
-
-/** `mme-deploy validate` for the validate command: the words a user types to reach it. */
-function commandPath(command: Command): string {
-  return command.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name();
 }
 
 /** Commander's output: a usage error is one line, `mme-deploy: <what> (see `mme-deploy <command> --help`)`. */
@@ -403,7 +435,7 @@ function outputFor(io: CliIo, command: () => Command) {
     writeOut: (s: string) => io.stdout(s),
     writeErr: (s: string) => io.stderr(s),
     outputError: (s: string, write: (s: string) => void) =>
-      write(`mme-deploy: ${s.replace(/^error: /, '').trimEnd()} (see \`${commandPath(command())} --help\`)\n`),
+      write(`mme-deploy: ${s.replace(/^error: /, '').trimEnd()} (see \`${`mme-deploy ${commandPath(command())}`.trim()} --help\`)\n`),
   };
 }
 

@@ -11,7 +11,7 @@ import { PushStart, pushTargetModel } from '../push/push-target-model';
 import { shellCommand, shellQuote } from '../shell-quote';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
 import { refuseZip, withPathAsGiven } from './cli-errors';
-import { CliIo, ExitCode } from './io';
+import { CliIo, ExitCode, note } from './io';
 import { toJson } from './json';
 import { formatReport, reportToJson } from './report-format';
 
@@ -49,7 +49,7 @@ export async function runPush(given: string, options: PushOptions, io: CliIo): P
   options.onQuit?.(() => (cleanup ? `Parts of the upload may remain in S3 (and are billed); remove them with: ${cleanup}` : undefined));
   const onStart = (start: PushStart) => {
     if (start.replacing) {
-      io.stderr(`Replacing ${start.url} (--force). ${cachedCopyNote(start.targetModel)} ${ROLLOUT_ADVICE}\n`);
+      note(io, `Replacing ${start.url} (--force). ${cachedCopyNote(start.targetModel)} ${ROLLOUT_ADVICE}\n`);
     }
     progress = progressReporter(io, start);
     started = Date.now();
@@ -133,7 +133,7 @@ function invokeExample(targetModel: string, config: ModelConfig | undefined, end
     return shellCommand(['--input', `${input.name}=@${(input.name ?? 'input').toLowerCase()}.json`]);
   });
   const args = inputs.length > 0 ? inputs.join(' ') : '--input NAME=@input.json';
-  return `mme-deploy invoke --endpoint ${endpoint} ${shellCommand(['--target-model', targetModel])} ${args}`;
+  return `${shellCommand(['mme-deploy', 'invoke', targetModel])} --endpoint ${endpoint} ${args}`;
 }
 
 interface ProgressReporter {
@@ -175,11 +175,11 @@ function progressReporter(io: CliIo, source: PushStart): ProgressReporter {
       if (uploaded < nextMark) return;
       if (total) {
         const percent = Math.floor((uploaded / total) * 100);
-        io.stderr(`${label}: ${percent}% (${formatBytes(uploaded)} of ${formatBytes(total)})\n`);
+        note(io, `${label}: ${percent}% (${formatBytes(uploaded)} of ${formatBytes(total)})\n`);
         nextMark = Math.min(total, (Math.floor(percent / 10) + 1) * total * 0.1);
         if (uploaded >= total) nextMark = Infinity;
       } else {
-        io.stderr(`${label}: ${formatBytes(uploaded)}\n`);
+        note(io, `${label}: ${formatBytes(uploaded)}\n`);
         nextMark = uploaded + 256 * 1024 * 1024;
       }
     },

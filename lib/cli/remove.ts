@@ -9,7 +9,7 @@ import { MmeError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { targetModelNameProblem } from '../repository/mme-rules';
 import { ModelLocationCommandOptions, connectionOf } from './aws-options';
-import { CliIo, ExitCode } from './io';
+import { CliIo, ExitCode, note } from './io';
 import { toJson } from './json';
 
 export interface RemoveOptions extends ModelLocationCommandOptions {
@@ -39,7 +39,7 @@ export async function runRemove(targetModel: string, options: RemoveOptions, io:
       }
       const answer = await io.prompt(`Delete ${url} (${formatBytes(existing.size)})? [y/N] `);
       if (!/^y(es)?$/i.test(answer.trim())) {
-        io.stderr('Not deleted.\n');
+        note(io, 'Not deleted.\n');
         return ExitCode.Failure;
       }
     }

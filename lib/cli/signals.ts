@@ -3,7 +3,7 @@
 // library stops, removes what it was writing and aborts what it was uploading, and the command exits 130; a second
 // one quits at once, after printing whatever is left to clean up by hand. The library never sees the signals.
 
-import type { CliIo } from './io';
+import { type CliIo, note } from './io';
 import { ExitCode } from './exit-codes';
 
 export const CANCEL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -53,7 +53,7 @@ export async function withCancellation<T>(
     // After SIGHUP the terminal may be gone: a failed write must not turn the cleanup into a crash.
     if (name === 'SIGHUP') ignoreWriteErrors();
     if (!abort.signal.aborted) {
-      if (options.notice) io.stderr(options.notice);
+      if (options.notice) note(io, options.notice);
       abort.abort(new Error(`received ${name}`));
       return;
     }

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import type { SmokeReport, SmokeResult } from '../measure/smoke';
 import { AwsCommandOptions, connectionOf } from './aws-options';
-import { CliIo, ExitCode, UsageError } from './io';
+import { CliIo, ExitCode, note, UsageError } from './io';
 import { toJson } from './json';
 
 export interface SmokeCommandOptions {
@@ -40,7 +40,7 @@ export async function runSmoke(names: string[], options: EndpointSmokeOptions, i
   const variant = options.variant ? { variant: options.variant } : {};
   const invoker = await endpointInvoker({ ...connection, endpoint: options.endpoint, ...variant });
   try {
-    if (!options.json) io.stderr(`Smoke-testing ${targets.length} TargetModel(s) on endpoint ${endpoint.endpointName}...\n`);
+    if (!options.json) note(io, `Smoke-testing ${targets.length} TargetModel(s) on endpoint ${endpoint.endpointName}...\n`);
     const report = await smokeTest(readEndpointSources(connection, endpoint, targets, signal), invoker, {
       ...common,
       onResult: (r) => io.status?.(`${r.targetModel}: ${r.ok ? 'ok' : 'FAILED'}`),

@@ -6,7 +6,7 @@ import { endpointStatus, type EndpointStatusReport, type MetricSummary } from '.
 import { MmeError } from '../errors';
 import { shellCommand } from '../shell-quote';
 import { AwsCommandOptions, connectionOf } from './aws-options';
-import { CliIo, ExitCode } from './io';
+import { CliIo, ExitCode, note as noteOn } from './io';
 import { toJson } from './json';
 import { formatFailureSummary } from './logs';
 
@@ -31,7 +31,7 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
       ...(options.now ? { now: options.now } : {}),
     });
     io.stdout(options.json ? toJson(report) : formatStatus(report));
-    for (const note of options.json ? [] : report.notes) io.stderr(`note: ${note}\n`);
+    for (const note of options.json ? [] : report.notes) noteOn(io, `note: ${note}\n`);
     return ExitCode.Ok;
   } finally {
     sageMaker.destroy();

@@ -41,11 +41,13 @@ export function parseTrafficKeyword(text: string): TrafficSpec | { error: string
 
 /**
  * Parses a traffic CSV. The header row decides its meaning: `model,weight` gives relative weights, `timestamp,model`
- * a recorded trace (timestamps in seconds or ISO 8601). Blank lines and lines starting with `#` are skipped.
+ * a recorded trace (timestamps in seconds or ISO 8601). Blank lines and lines starting with `#` are skipped. With
+ * `weightsOnly` (loadtest draws each request, it replays no trace) only `model,weight` is taken, and named.
  */
 export function parseTrafficCsv(
   text: string,
   file: string,
+  options: { readonly weightsOnly?: boolean } = {},
 ): { spec?: TrafficSpec; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const lines = text.split(/\r?\n/);
@@ -65,6 +67,12 @@ export function parseTrafficCsv(
   }
   const isWeights = header?.length === 2 && header[0] === 'model' && header[1] === 'weight';
   const isTrace = header?.length === 2 && header[0] === 'timestamp' && header[1] === 'model';
+  if (options.weightsOnly && !isWeights) {
+    const trace = isTrace ? ': this is a recorded trace, which only `plan` replays' : '';
+    error(`the first row must be the header \`model,weight\` (relative traffic per model), found \`${header?.join(',') ?? ''}\`` +
+      trace, headerLine || undefined);
+    return { diagnostics };
+  }
   if (!isWeights && !isTrace) {
     error(
       `the first row must be the header \`model,weight\` (relative traffic per model) or \`timestamp,model\` ` +

@@ -62,7 +62,7 @@ describe('mme-deploy push (s3rver)', () => {
     expect(io.out()).toContain('Pushed adder-v1.tar.gz to s3://models/endpoint-a/adder-v1.tar.gz');
     expect(io.out()).toContain('TargetModel: adder-v1.tar.gz');
     // The archive's own input name, read from the bytes uploaded.
-    expect(io.out()).toContain('mme-deploy invoke --endpoint <endpoint-name> --target-model adder-v1.tar.gz --input A=@a.json');
+    expect(io.out()).toContain('mme-deploy invoke adder-v1.tar.gz --endpoint <endpoint-name> --input A=@a.json');
     expect(await entryNames(await objectBytes('endpoint-a/adder-v1.tar.gz'))).toContain('adder/config.pbtxt');
   });
 
@@ -102,7 +102,7 @@ describe('mme-deploy push (s3rver)', () => {
     const forced = captureIo();
     expect(await runPush(repository(), { ...where, name: 'live.tar.gz', force: true }, forced)).toBe(0);
     expect(forced.err()).toContain('Replacing s3://models/endpoint-a/live.tar.gz (--force).');
-    expect(forced.out()).toContain('mme-deploy invoke --endpoint <endpoint-name> --target-model live.tar.gz --input A=@a.json');
+    expect(forced.out()).toContain('mme-deploy invoke live.tar.gz --endpoint <endpoint-name> --input A=@a.json');
     expect(await entryNames(await objectBytes('endpoint-a/live.tar.gz'))).toContain('adder/config.pbtxt');
   });
 

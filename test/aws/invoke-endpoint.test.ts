@@ -145,7 +145,7 @@ describe('invoke through the SageMaker Runtime API', () => {
       },
       Buffer.concat([y, id]),
     );
-    const run = await invoke('--target-model', 'half.tar.gz', '--variant', 'AllTraffic', '--model', 'half', '--input', 'X=[0.1,-2]');
+    const run = await invoke('half.tar.gz', '--variant', 'AllTraffic', '--model', 'half', '--input', 'X=[0.1,-2]');
     expect([run.code, run.stderr]).toEqual([0, expect.stringMatching(/^\(\d+ ms round trip on variant AllTraffic;/)]);
 
     expect(standIn.requests).toHaveLength(1);
@@ -176,7 +176,7 @@ describe('invoke through the SageMaker Runtime API', () => {
         '{"name":"U","datatype":"UINT64","shape":[2],"data":[18446744073709551615,9007199254740993]},' +
         '{"name":"Z","datatype":"FP32","shape":[2],"data":[-0.0,0.5]}]}',
     };
-    const run = await invoke('--target-model', 'ids.tar.gz', '--model', '.', '--input', 'A=["9007199254740993",-1]', '--json');
+    const run = await invoke('ids.tar.gz', '--model', '.', '--input', 'A=["9007199254740993",-1]', '--json');
     expect(run.code).toBe(0);
     expect(standIn.requests[0]!.headers['content-type']).toBe('application/json');
     expect(standIn.requests[0]!.body.toString()).toBe(
@@ -191,7 +191,7 @@ describe('invoke through the SageMaker Runtime API', () => {
 
   it('explains a ModelError 507 with the container\'s text, what to do and the log stream; exit 1, no stack', async () => {
     standIn.modelError(507, '{"error":"failed to load \'half.tar.gz\' version 1: CUDA out of memory. Tried to allocate 1.5 GiB"}');
-    const run = await invoke('--target-model', 'half.tar.gz', '--model', 'half', '--input', 'X=[1,2]');
+    const run = await invoke('half.tar.gz', '--model', 'half', '--input', 'X=[1,2]');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
       new RegExp(
@@ -206,7 +206,7 @@ describe('invoke through the SageMaker Runtime API', () => {
 
   it('explains a ModelError 404 with an empty body as a TargetModel to check, not "HTTP 404: ."', async () => {
     standIn.modelError(404, '');
-    const run = await invoke('--target-model', 'resnet', '--input', 'X=[1]');
+    const run = await invoke('resnet', '--input', 'X=[1]');
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
       'mme-deploy: resnet is not loaded in the container that took the call (HTTP 404). Check that resnet is the name of an ' +
@@ -218,7 +218,7 @@ describe('invoke through the SageMaker Runtime API', () => {
 
   it('turns Triton\'s refusal of FP16 JSON output into advice, when invoke could not know the datatypes', async () => {
     standIn.modelError(400, '{"error":"sending FP16 data via JSON is not supported. Please use the binary data format for output"}');
-    const run = await invoke('--target-model', 'half.tar.gz', '--input', 'X=[1,2]');
+    const run = await invoke('half.tar.gz', '--input', 'X=[1,2]');
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
       'mme-deploy: Triton refused to invoke half.tar.gz (HTTP 400): sending FP16 data via JSON is not supported. Please use the ' +
@@ -229,18 +229,18 @@ describe('invoke through the SageMaker Runtime API', () => {
 
   it('names a missing endpoint', async () => {
     standIn.error(400, 'ValidationError', 'Endpoint mme of account 123456789012 not found.');
-    const run = await invoke('--target-model', 'half.tar.gz', '--input', 'X=[1]', '--region', 'us-east-1');
+    const run = await invoke('half.tar.gz', '--input', 'X=[1]', '--region', 'us-east-1');
     expect([run.code, run.stderr]).toEqual([1, "mme-deploy: Endpoint 'mme' does not exist in us-east-1. Check the name and --region.\n"]);
   });
 
   it('refuses a ragged array and --no-binary for FP16 before sending anything (exit 2)', async () => {
-    const ragged = await invoke('--target-model', 'half.tar.gz', '--input', 'X=[[1,2],[3]]');
+    const ragged = await invoke('half.tar.gz', '--input', 'X=[[1,2],[3]]');
     expect([ragged.code, ragged.stderr]).toEqual([
       2,
       "mme-deploy: --input X: input 'X' is a ragged array: [1] is a row of 1 value but [0] is a row of 2 values. " +
         'A tensor is rectangular: give every row the same length, or give a flat array and --shape.\n',
     ]);
-    const json = await invoke('--target-model', 'half.tar.gz', '--model', 'half', '--input', 'X=[1,2]', '--no-binary');
+    const json = await invoke('half.tar.gz', '--model', 'half', '--input', 'X=[1,2]', '--no-binary');
     expect(json.code).toBe(2);
     expect(json.stderr).toContain('receiving FP16 data via JSON is not supported. Please use the binary data format for input X');
     expect(standIn.requests).toEqual([]);
@@ -251,7 +251,7 @@ describe('invoke bounds what it waits for and what it holds', () => {
   it('gives up after --timeout with what to do, and says the endpoint may still run the request (exit 1)', async () => {
     standIn.inferenceResponse({ outputs: [{ name: 'Y', datatype: 'FP32', shape: [1], data: [1] }] });
     standIn.delayMs = 8000;
-    const result = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--timeout', '1');
+    const result = await invoke('m.tar.gz', '--input', 'X=[1]', '--timeout', '1');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('No answer from mme for m.tar.gz within 1 s (--timeout); the endpoint may still run the request.');
     expect(standIn.requests).toHaveLength(1);
@@ -263,18 +263,18 @@ describe('invoke bounds what it waits for and what it holds', () => {
       { outputs: [{ name: 'Y', datatype: 'UINT8', shape: [data.length], parameters: { binary_data_size: data.length } }] },
       data,
     );
-    const result = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--max-response', '1');
+    const result = await invoke('m.tar.gz', '--input', 'X=[1]', '--max-response', '1');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/The response is 2\.0 MiB, over the 1 MiB --max-response allows; nothing was printed/);
     expect(result.stdout).toBe('');
-    const fits = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--max-response', '3');
+    const fits = await invoke('m.tar.gz', '--input', 'X=[1]', '--max-response', '3');
     expect(fits.code).toBe(0);
   }, 60_000);
 
   it('asks for binary outputs by default and prints a BYTES output that is not UTF-8 and NaN from JSON', async () => {
     const blob = Buffer.from([2, 0, 0, 0, 0xff, 0x00]);
     standIn.inferenceResponse({ outputs: [{ name: 'B', datatype: 'BYTES', shape: [1], parameters: { binary_data_size: 6 } }] }, blob);
-    const bytes = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--json');
+    const bytes = await invoke('m.tar.gz', '--input', 'X=[1]', '--json');
     expect(bytes.code).toBe(0);
     expect(JSON.parse(standIn.requests[0]!.body.toString()).parameters).toEqual({ binary_data_output: true });
     expect(JSON.parse(bytes.stdout).outputs[0].data).toEqual([{ base64: Buffer.from([0xff, 0x00]).toString('base64') }]);
@@ -283,7 +283,7 @@ describe('invoke bounds what it waits for and what it holds', () => {
       headers: { 'Content-Type': 'application/json' },
       body: '{"outputs":[{"name":"Y","datatype":"FP32","shape":[3],"data":[NaN,Infinity,-Infinity]}]}',
     };
-    const special = await invoke('--target-model', 'm.tar.gz', '--input', 'X=[1]', '--json');
+    const special = await invoke('m.tar.gz', '--input', 'X=[1]', '--json');
     expect(special.code).toBe(0);
     expect(JSON.parse(special.stdout).outputs[0].data).toEqual(['NaN', 'Infinity', '-Infinity']);
   }, 60_000);

@@ -165,7 +165,7 @@ describe('pasteable hints', () => {
     expect(words(push)).toEqual(['mme-deploy', 'push', 'out dir/file.tar.gz', '--name', 'custom.tar.gz', '--endpoint', 'my-endpoint']);
     const invoke = run.stdout.split('\n').find((l) => l.trim().startsWith('mme-deploy invoke'))!;
     expect(words(invoke)).toEqual([
-      'mme-deploy', 'invoke', '--endpoint', 'my-endpoint', '--target-model', 'custom.tar.gz', '--model', 'out dir/file.tar.gz',
+      'mme-deploy', 'invoke', 'custom.tar.gz', '--endpoint', 'my-endpoint', '--model', 'out dir/file.tar.gz',
       '--text', 'text=<sentence>',
     ]);
   });
@@ -187,7 +187,7 @@ describe('exit codes: 0 ok, 1 invalid or failed, 2 usage or I/O', () => {
     [['local', 'unload', 'm.tar.gz', '--url', 'http://127.0.0.1:1'], 'local when no container answers'],
     [['local', 'load', 'missing.tar.gz', '--url', 'http://127.0.0.1:1'], 'local load of a missing archive'],
     [['list', '--s3', 's3://bucket/p/', '--profile', 'nosuch'], 'a profile that does not exist'],
-    [['invoke', '--endpoint', 'e', '--target-model', 'm.tar.gz', '--shape', '2', '--text', 'text=hi'], 'invoke --shape that does not fit'],
+    [['invoke', 'm.tar.gz', '--endpoint', 'e', '--shape', '2', '--text', 'text=hi'], 'invoke --shape that does not fit'],
   ])('exits 2 for %j (%s), with one mme-deploy: line and no report on stdout', async (args) => {
     const repo = repository();
     const run = await runCli(args.map((a) => (a === 'REPO' ? repo : a)), { cwd: dir, env: { HOME: dir } });
@@ -213,7 +213,7 @@ describe('exit codes: 0 ok, 1 invalid or failed, 2 usage or I/O', () => {
     expect((await run(['plan', repo, '--region', 'mars-1'])).stderr).toBe(
       "mme-deploy: --region: 'mars-1' is not an AWS region code; region codes look like us-east-1, eu-west-2 or ap-southeast-1.\n",
     );
-    expect((await run(['invoke', '--endpoint', 'e', '--target-model', 'm.tar.gz', '--shape', '2,3', '--text', 'text=hi'])).stderr).toBe(
+    expect((await run(['invoke', 'm.tar.gz', '--endpoint', 'e', '--shape', '2,3', '--text', 'text=hi'])).stderr).toBe(
       "mme-deploy: Input 'text' has 1 value, but shape [2, 3] from --shape holds 6 (2 × 3): the dims must multiply to the number " +
         'of values. Fix --shape or the data.\n',
     );
@@ -347,7 +347,7 @@ describe('help texts and smaller habits', () => {
     const plan = await help('plan');
     expect(plan).not.toContain('(default: [])');
     expect(plan).toContain('(default: download=100,extract=150,load=500,per-model=1)');
-    expect(plan).toContain('(repeatable; default: estimated from the weight files)');
+    expect(plan).toContain('(repeatable) (default: estimated from the weight files)');
     const invoke = await help('invoke');
     expect(invoke).toContain('--endpoint <name> the multi-model endpoint (required)');
     expect(invoke).toContain('e.g. model.tar.gz (required)');
@@ -421,7 +421,7 @@ describe('help texts and smaller habits', () => {
         ['status', '--endpoint', 'e'],
         ['logs', '--endpoint', 'e'],
         ['list', '--endpoint', 'e'],
-        ['invoke', '--endpoint', 'e', '--target-model', 'm.tar.gz', '--text', 'text=hi'],
+        ['invoke', 'm.tar.gz', '--endpoint', 'e', '--text', 'text=hi'],
       ];
       const runs = commands.map((args) => spawnCli(args, { env }));
       for (const run of runs) {

@@ -230,7 +230,7 @@ describe('plan, local load, invoke and local invoke under signals', () => {
       calls += 1; // held: a model that never answers
     });
     try {
-      const invoke = spawnCli(['invoke', '--endpoint', 'e', '--target-model', 'm.tar.gz', '--text', 'text=hi', '--region', 'eu-west-1'], {
+      const invoke = spawnCli(['invoke', 'm.tar.gz', '--endpoint', 'e', '--text', 'text=hi', '--region', 'eu-west-1'], {
         env: { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url },
       });
       await until(() => calls === 1, 'InvokeEndpoint');

@@ -217,7 +217,7 @@ describe('ModelArchive synth-time errors', () => {
         bucket,
         prefix: 'models',
         compressionLevel: 12,
-        repositories: [valid, valid, join(repositories, 'missing'), { path: valid, name: 'a/b' }],
+        repositories: [valid, valid, join(repositories, 'missing'), { path: valid, name: 'a/b' }, { path: valid, name: 'x'.repeat(1010) }],
         retention: ArchiveRetention.versions(-1),
       });
     } catch (err) {
@@ -227,6 +227,7 @@ describe('ModelArchive synth-time errors', () => {
     expect(message).toContain("two repositories are named 'add_one_python'");
     expect(message).toMatch(/'.*missing' is not a directory/);
     expect(message).toContain("archive name 'a/b' may hold only letters");
+    expect(message).toContain(`archive name '${'x'.repeat(40)}...' gives TargetModels 1030 characters long; SageMaker takes at most 1024.`);
     expect(message).toContain('compressionLevel must be a whole number from 0 to 9, got 12');
     expect(message).toContain("prefix 'models' must end with '/'");
     expect(message).toContain('retention keeps a whole number of versions, 0 or more; got -1.');

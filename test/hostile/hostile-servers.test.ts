@@ -59,7 +59,7 @@ describe('invoke with hostile names in the response', () => {
   };
   const invoke = (json: boolean) => {
     writeFileSync(join(dir, 'in.json'), '[1, 2, 3]');
-    const args = ['invoke', '--endpoint', 'mme', '--target-model', 'm.tar.gz', '--region', 'us-east-1',
+    const args = ['invoke', 'm.tar.gz', '--endpoint', 'mme', '--region', 'us-east-1',
       '--input', 'INPUT=@in.json', '--shape', '1,3', '--datatype', 'FP32'];
     return runCli(json ? [...args, '--json'] : args, { cwd: dir });
   };

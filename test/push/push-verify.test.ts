@@ -112,7 +112,7 @@ describe('push of an archive verifies it first', () => {
     expect(result.err).not.toContain('error');
     expect(result.code).toBe(0);
     expect(await storedKeys('good')).toEqual(['good/good.tar.gz']);
-    expect(result.out).toMatch(/mme-deploy invoke --endpoint <endpoint-name> --target-model good\.tar\.gz --/);
+    expect(result.out).toMatch(/mme-deploy invoke good\.tar\.gz --endpoint <endpoint-name> --/);
   });
 
   it('with --no-verify, uploads what it would have refused (only the gzip magic is checked)', async () => {
