@@ -47,6 +47,8 @@ export interface SyntaxCheckOptions {
   readonly pythonVersion: string;
   /** The interpreter. @default MME_DEPLOY_PYTHON, else `python3` */
   readonly python?: string;
+  /** The environment: its PATH finds the interpreter, its MME_DEPLOY_PYTHON names it. @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
   /** @default 60 seconds for the whole batch */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
@@ -108,7 +110,8 @@ json.dump({"executable": sys.executable, "version": "%d.%d" % sys.version_info[:
  * interpreter (`ran: false`); only a cancellation rejects (MmeError ABORTED).
  */
 export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: SyntaxCheckOptions): Promise<SyntaxCheckResult> {
-  const python = pythonName(options.python);
+  const env = options.env ?? process.env;
+  const python = pythonName(options.python, env);
   const [major, minor] = options.pythonVersion.split('.').map(Number);
   const request = JSON.stringify({
     feature: [major, minor],
@@ -117,6 +120,7 @@ export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: Syn
   const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
     const child = spawn(python, ['-I', '-B', '-c', CHECKER], {
+      env,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -13,6 +13,8 @@ export interface PythonSyntaxOptions {
   readonly tritonVersion: string;
   /** The interpreter. @default MME_DEPLOY_PYTHON, else `python3` */
   readonly python?: string;
+  /** Where the interpreter is looked for (PATH, MME_DEPLOY_PYTHON). @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
   readonly signal?: AbortSignal;
 }
 
@@ -41,10 +43,12 @@ export async function checkPythonModelsSyntax(models: readonly LoadedModel[], op
   });
   if (jobs.length === 0) return { diagnostics: [], notes: [], failed: new Set() };
   const target = tritonPythonVersion(options.tritonVersion);
-  const result = await checkPythonSyntax(
-    jobs.map((j) => j.job),
-    { pythonVersion: target, ...(options.python ? { python: options.python } : {}), ...(options.signal ? { signal: options.signal } : {}) },
-  );
+  const result = await checkPythonSyntax(jobs.map((j) => j.job), {
+    pythonVersion: target,
+    ...(options.python ? { python: options.python } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   if (!result.ran) {
     const files = `${jobs.length} python model file${jobs.length === 1 ? '' : 's'}`;
     const message = result.missing

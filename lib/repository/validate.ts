@@ -49,10 +49,11 @@ export interface ValidateOptions extends DiscoverOptions {
   /**
    * Compile python models' sources (model.py of every loaded version) with the local python3's parser for the Python
    * of the target's Triton image, never running them: one that does not compile is an error (`python-syntax`). No
-   * python3 here: a note, nothing checked. `false` skips it; `{ python }` names the interpreter.
-   * @default true (the interpreter MME_DEPLOY_PYTHON names, else python3)
+   * python3 here: a note, nothing checked. `false` skips it; `{ python }` names the interpreter, `{ env }` the
+   * environment it is looked for in (PATH, MME_DEPLOY_PYTHON).
+   * @default true (the interpreter MME_DEPLOY_PYTHON names, else python3, on this process's PATH)
    */
-  readonly pythonSyntax?: boolean | { readonly python?: string };
+  readonly pythonSyntax?: boolean | { readonly python?: string; readonly env?: NodeJS.ProcessEnv };
   /**
    * Run python models' auto_complete_config in python3 subprocesses, as Triton does at load, and check and use the
    * config it completes. This executes the models' code. `true` for the defaults, or the interpreter and timeout.
@@ -191,9 +192,11 @@ async function checkSyntax(models: readonly LoadedModel[], options: ValidateOpti
   const { checkPythonModelsSyntax } = await import('./python-syntax');
   const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
   const python = syntaxPython(options);
+  const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
   return checkPythonModelsSyntax(models, {
     tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
     ...(python !== undefined ? { python } : {}),
+    ...(env ? { env } : {}),
   });
 }
 
