@@ -19,3 +19,19 @@ export function resolveInterpreter(python: string): string {
   const executable = asked.status === 0 ? asked.stdout.trim() : '';
   return isAbsolute(executable) ? executable : python;
 }
+
+/** Interpreters already asked in this process, by name and PATH: a shim's second of start-up is paid once. */
+const known = new Map<string, string>();
+
+const keyOf = (python: string, env: NodeJS.ProcessEnv) => `${python}\0${env.PATH ?? ''}`;
+
+/** The interpreter's own path when an earlier run learnt it (`remember`), else undefined. */
+export function knownInterpreter(python: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return known.get(keyOf(python, env));
+}
+
+/** Records `executable` (sys.executable) as what `python` names on env's PATH; `undefined` forgets it. */
+export function rememberInterpreter(python: string, env: NodeJS.ProcessEnv, executable: string | undefined): void {
+  if (executable !== undefined && isAbsolute(executable)) known.set(keyOf(python, env), executable);
+  else known.delete(keyOf(python, env));
+}

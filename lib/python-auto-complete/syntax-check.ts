@@ -8,7 +8,7 @@
 
 import { spawn } from 'node:child_process';
 import { MmeError } from '../errors';
-import { pythonName } from './interpreter';
+import { knownInterpreter, pythonName, rememberInterpreter } from './interpreter';
 
 /** One source to check. */
 export interface SyntaxJob {
@@ -112,6 +112,25 @@ json.dump({"executable": sys.executable, "version": "%d.%d" % sys.version_info[:
 export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: SyntaxCheckOptions): Promise<SyntaxCheckResult> {
   const env = options.env ?? process.env;
   const python = pythonName(options.python, env);
+  // The interpreter itself when an earlier run learnt it: `python3` is often a shim that takes a second to start.
+  const executable = knownInterpreter(python, env);
+  const result = await runChecker(executable ?? python, python, jobs, options, env);
+  if (result.ran) rememberInterpreter(python, env, result.executable);
+  else if (executable !== undefined) {
+    // What an earlier run found is gone: ask for the name again.
+    rememberInterpreter(python, env, undefined);
+    return checkPythonSyntax(jobs, options);
+  }
+  return result;
+}
+
+function runChecker(
+  command: string,
+  python: string,
+  jobs: readonly SyntaxJob[],
+  options: SyntaxCheckOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<SyntaxCheckResult> {
   const [major, minor] = options.pythonVersion.split('.').map(Number);
   const request = JSON.stringify({
     feature: [major, minor],
@@ -119,7 +138,7 @@ export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: Syn
   });
   const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-I', '-B', '-c', CHECKER], {
+    const child = spawn(command, ['-I', '-B', '-c', CHECKER], {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.signal ? { signal: options.signal } : {}),

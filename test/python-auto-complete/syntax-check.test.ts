@@ -97,6 +97,10 @@ suiteFor({ tools: ['python3'] })('model.py syntax check', () => {
     const report = await validateRepository(repo, { pythonSyntax: { python } });
     expect(starts(log)).toBe(1);
     expect(report.diagnostics.filter((d) => d.code === 'python-syntax').map((d) => d.model)).toEqual(['b', 'c']);
+    // A later run in the same process starts the interpreter itself: a shim such as this one (or pyenv's) runs once.
+    const again = await validateRepository(repo, { pythonSyntax: { python } });
+    expect(starts(log)).toBe(1);
+    expect(again.diagnostics).toEqual(report.diagnostics);
 
     const none = join(work, 'starts-none');
     const onnx = makeRepo({ 'n/config.pbtxt': 'backend: "onnxruntime"\n', 'n/1/model.onnx': '' });
