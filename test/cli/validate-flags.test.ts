@@ -170,6 +170,18 @@ suiteFor({ tools: ['python3'] })('the model.py syntax check in validate and pack
     expect((await runCli(['package', repo, '-o', join(dir, 'm.tar.gz'), '--triton-version', '25.04'])).code).toBe(0);
   });
 
+  it('checks the model.py inside an archive too (one packed with --no-python-syntax)', async () => {
+    const repo = makeRepo(pythonModel(EXCEPT_STAR_PY));
+    const archive = join(mkdtempSync(join(out, 'arch-')), 'm.tar.gz');
+    expect((await runCli(['package', repo, '-o', archive, '--no-python-syntax'])).code).toBe(0);
+    const run = await runCli(['validate', archive, '--json']);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).diagnostics).toEqual([
+      expect.objectContaining({ severity: 'error', code: 'python-syntax', file: 'm/1/model.py' }),
+    ]);
+    expect((await runCli(['validate', archive, '--triton-version', '25.04'])).code).toBe(0);
+  });
+
   it('without python3 on PATH, says so in one note and passes', async () => {
     const repo = makeRepo(pythonModel(VALID_PY));
     const env = { PATH: join(out, 'no-python-here') };
