@@ -1,6 +1,6 @@
 // The library's public API: what the CLI, the CDK constructs and other tools build on.
 
-export type { Diagnostic, Severity } from './diagnostics';
+export type { Diagnostic, Note, Severity } from './diagnostics';
 export { countSummary, formatDiagnostic, hasErrors } from './diagnostics';
 export type { ModelConfig } from './config/model-config-schema';
 /** The zod schema of ModelConfig, for runtime checks of configs built in code (loads zod). */

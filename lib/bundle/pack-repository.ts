@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { defaultTargetModel } from '../repository/mme-rules';
-import { ModelSummary, validateArchive, ValidationReport } from '../repository/validate';
+import type { PlanTarget } from '../repository/tensorrt-plan-rules';
+import { ModelSummary, validateArchive, type ValidateOptions, ValidationReport } from '../repository/validate';
 import { createTarGzStream } from '../archive/tar-gz';
 
 export interface PackOptions {
@@ -27,6 +28,10 @@ export interface PackOptions {
    * @default - no progress
    */
   readonly onProgress?: (read: number, total: number) => void;
+  /** The endpoint the archive is meant for (see validateRepository). @default ml.g4dn.xlarge with DEFAULT_TRITON_VERSION */
+  readonly target?: PlanTarget;
+  /** Compile the python models' sources first (see validateRepository). @default true */
+  readonly pythonSyntax?: ValidateOptions['pythonSyntax'];
 }
 
 export interface PackManifest {
@@ -64,7 +69,11 @@ export type PackResult =
  */
 export async function packRepository(path: string, options: PackOptions = {}): Promise<PackResult> {
   const targetModel = options.name ?? defaultTargetModel(path.replace(/[\\/]+$/, '') || path);
-  const { report, archive: collected } = await validateArchive(path, { targetModel });
+  const { report, archive: collected } = await validateArchive(path, {
+    targetModel,
+    ...(options.target ? { target: options.target } : {}),
+    ...(options.pythonSyntax !== undefined ? { pythonSyntax: options.pythonSyntax } : {}),
+  });
   if (!report.ok) return { ok: false, report };
 
   const single = report.models.length === 1 && report.models[0]!.path === '.';

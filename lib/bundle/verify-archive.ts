@@ -13,7 +13,7 @@ import { readTarGz, unsafeEntryReason, type TarEntry } from '../archive/tar-read
 import { isMmeError, MmeError } from '../errors';
 import { holdsActivate, type EnvArchiveContents } from '../repository/mme-rules';
 import type { PlanTarget } from '../repository/tensorrt-plan-rules';
-import { validateRepository, type ValidationReport } from '../repository/validate';
+import { validateRepository, type ValidateOptions, type ValidationReport } from '../repository/validate';
 
 /**
  * Files up to this size are written out whole; larger ones become sparse files of their size (no disk used), except
@@ -31,6 +31,8 @@ export interface ArchiveValidationOptions {
   readonly targetModel?: string;
   /** The endpoint TensorRT plans must be built for (see validateRepository). */
   readonly target?: PlanTarget;
+  /** Compile the python models' sources (see validateRepository). @default true */
+  readonly pythonSyntax?: ValidateOptions['pythonSyntax'];
   /** Stops the read (ABORTED). */
   readonly signal?: AbortSignal;
 }
@@ -64,6 +66,7 @@ export async function validateTargetModelArchive(
       envArchives,
       targetModel: options.targetModel ?? basename(path),
       ...(options.target ? { target: options.target } : {}),
+      ...(options.pythonSyntax !== undefined ? { pythonSyntax: options.pythonSyntax } : {}),
     });
   } finally {
     await rm(work, { recursive: true, force: true });

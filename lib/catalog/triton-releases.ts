@@ -163,6 +163,22 @@ export function tritonMinComputeCapability(version: string): string {
   return tritonRelease(version)?.minComputeCapability ?? (version >= '25.01' ? '7.5' : '6.0');
 }
 
+/**
+ * The Python of Triton `version`'s image (`major.minor`), for any `YY.MM` release, recorded or not: the python backend's
+ * stub runs model.py with it, so model.py must be valid syntax for it. Recorded releases give their own; otherwise, from
+ * the Ubuntu the release is built on:
+ * - 24.11 on: Ubuntu 24.04, Python 3.12 (triton-inference-server/server build.py:1638 at v2.52.0, the 24.11 release,
+ *   `base_image = "ubuntu:24.04"`; docs/introduction/compatibility.md:94 at e1db8a603, "24.11 ... Python 3.12.3");
+ * - 23.05 to 24.10: Ubuntu 22.04, Python 3.10 (build.py:1307 at v2.34.0, 23.05, and :1578 at v2.51.0, 24.10,
+ *   `base_image = "ubuntu:22.04"`; compatibility.md:95-101, "24.04 ... 24.10 ... Python 3.10.12");
+ * - before 23.05: Ubuntu 20.04, Python 3.8 (build.py:1304 at v2.33.0, 23.04, `base_image = 'ubuntu:20.04'`).
+ * Throws on a version that is not `YY.MM`.
+ */
+export function tritonPythonVersion(version: string): string {
+  if (!isTritonVersion(version)) throw new Error(`Triton version '${version}' is not of the form YY.MM.`);
+  return tritonRelease(version)?.python ?? (version >= '24.11' ? '3.12' : version >= '23.05' ? '3.10' : '3.8');
+}
+
 /** Whether compute capability `capability` (e.g. `7.5`) is at least `minimum`. */
 export function meetsComputeCapability(capability: string, minimum: string): boolean {
   return compareVersions(capability, minimum) >= 0;

@@ -20,8 +20,10 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       ['validate models/', 'every model of a repository'],
       ['validate models/ --mme --json', 'also the MME archive rules, as one JSON report'],
       ['validate build/models.tar.gz', 'an archive made elsewhere, read to its end as SageMaker extracts it'],
+      ['validate models/ --instance-type ml.g5.xlarge --triton-version 24.09', 'for that endpoint (TensorRT, Python)'],
+      ['validate models/ --accept tensorrt-plan-target --strict', 'any other warning fails the check (exit 1)'],
     ],
-    failure: 'the repository or archive has errors',
+    failure: 'the repository or archive has errors (or, with --strict, warnings not accepted)',
   },
   config: {
     examples: [['config models/text_encoder', "print the model's config.pbtxt as parsed, in JSON"]],
@@ -32,8 +34,9 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       ['package models/', 'write models.tar.gz in the current directory'],
       ['package models/ -o build/ --name sentiment.tar.gz', 'write build/sentiment.tar.gz'],
       ['package models/ -o models.tar.gz --force --level 9', 'replace an existing archive, compressing harder'],
+      ['package models/ --instance-type ml.g5.xlarge --strict', 'refuse to write it if a warning for g5 remains'],
     ],
-    failure: 'the repository breaks a rule; nothing is written',
+    failure: 'the repository breaks a rule (or, with --strict, has warnings not accepted); nothing is written',
     cancellable: true,
   },
   graph: {
@@ -64,6 +67,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     examples: [
       ['local load build/sentiment.tar.gz', 'load into the container at http://127.0.0.1:8080'],
       ['local load build/sentiment.tar.gz --url http://127.0.0.1:9080 --models-dir /tmp/models', 'another container'],
+      ['local load build/sentiment.tar.gz --cpu', 'a container run without --gpus: KIND_GPU staged as KIND_CPU'],
     ],
     failure: 'the archive breaks a rule, or the container failed to load it',
     cancellable: true,

@@ -1,12 +1,12 @@
-// `mme-deploy package <repo> [-o out.tar.gz|DIR/] [--name T] [--level 0-9] [--force] [--json]`: validate with the MME
-// rules, then write the archive atomically (temp file beside the target, put in place on success; an interruption
+// `mme-deploy package <repo> [-o out.tar.gz|DIR/] [--name T] [--level 0-9] [--force] [--json] [--no-python-syntax]
+// [--instance-type T] [--triton-version V] [--accept CODE]... [--strict]`: validate with the MME rules, then write the
+// archive atomically (temp file beside the target, put in place on success; an interruption
 // leaves nothing behind, and a later run removes what a killed one left).
 
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { writeStreamAtomically } from '../archive/write-file';
 import { PackManifest, packRepository, servedModel } from '../bundle/pack-repository';
-import { countSummary } from '../diagnostics';
 import { isMmeError, MmeError } from '../errors';
 import { formatBytes } from '../format-bytes';
 import { isInside } from '../paths';
@@ -17,14 +17,19 @@ import { CliIo, ExitCode, UsageError } from './io';
 import { toJson } from './json';
 import { escapeLine } from './terminal-text';
 import { byteProgress } from './progress';
-import { formatReport, reportToJson } from './report-format';
+import { formatReport, reportToJson, summary } from './report-format';
+import type { TargetFlags, VerdictFlags } from './target-options';
+import { targetOf } from './validate';
+import { passes, verdictOf } from './verdict';
 
-export interface PackageOptions {
+export interface PackageOptions extends TargetFlags, VerdictFlags {
   readonly output?: string;
   readonly name?: string;
   readonly level?: string;
   readonly force?: boolean;
   readonly json?: boolean;
+  /** `--no-python-syntax` sets it false. @default true */
+  readonly pythonSyntax?: boolean;
 }
 
 /**
@@ -39,6 +44,8 @@ export async function runPackage(
   onQuit?: (describe: () => string | undefined) => void,
 ): Promise<number> {
   const level = parseLevel(options.level);
+  const target = targetOf(options);
+  const verdict = await verdictOf(options);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);
   // The output as the user wrote it: an absolute -o stays absolute (relative to the cwd it would be ../../..).
@@ -50,14 +57,22 @@ export async function runPackage(
     result = await packRepository(repo, {
       ...(name !== undefined ? { name } : {}),
       ...(level !== undefined ? { level } : {}),
+      ...(target ? { target } : {}),
+      pythonSyntax: options.pythonSyntax !== false && { env: io.env },
       ...(progress ? { onProgress: (read: number, total: number) => progress.update(read, total) } : {}),
     });
   } catch (err) {
     throw withPathAsGiven(err, repo, path);
   }
-  if (!result.ok) {
-    if (options.json) io.stdout(toJson({ ...reportToJson(result.report), written: false }));
-    else io.stdout(`${formatReport(result.report, path)}Nothing was written: fix the errors above and run package again.\n`);
+  if (!result.ok || !passes(result.report, verdict)) {
+    // Under --strict, warnings not accepted refuse the archive as errors do: nothing is written.
+    if (result.ok) result.stream.destroy();
+    progress?.finish();
+    const fix = result.ok
+      ? 'fix the warnings above, or acknowledge them with --accept CODE, and run package again'
+      : 'fix the errors above and run package again';
+    if (options.json) io.stdout(toJson({ ...reportToJson(result.report, verdict), written: false }));
+    else io.stdout(`${formatReport(result.report, path, verdict)}Nothing was written: ${fix}.\n`);
     return ExitCode.Failure;
   }
 
@@ -84,7 +99,7 @@ export async function runPackage(
   }
   const manifest = await result.manifest;
   if (options.json) {
-    const report = reportToJson(result.report);
+    const report = reportToJson(result.report, verdict);
     io.stdout(
       toJson({
         ok: true,
@@ -97,13 +112,16 @@ export async function runPackage(
         models: report.models,
         excluded: manifest.excluded,
         diagnostics: report.diagnostics,
+        ...(report.notes ? { notes: report.notes } : {}),
         removedStale: written.removedStale,
       }),
     );
     return ExitCode.Ok;
   }
   const lines: string[] = [];
-  if (result.report.diagnostics.length > 0) lines.push(formatReport(result.report, path).trimEnd());
+  if (result.report.diagnostics.length > 0 || result.report.notes?.length) {
+    lines.push(formatReport(result.report, path, verdict).trimEnd());
+  }
   if (written.removedStale.length > 0) {
     const removed = written.removedStale.map(escapeLine).join(', ');
     lines.push(`Removed ${written.removedStale.length} temp file(s) left by an interrupted run: ${removed}`);
@@ -118,7 +136,7 @@ export async function runPackage(
   );
   lines.push(`  models       ${models.join(', ')}`);
   if (manifest.excluded.length > 0) lines.push(`  left out     ${manifest.excluded.map(escapeLine).join(', ')}`);
-  if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${countSummary(result.report.diagnostics)}`);
+  if (result.report.diagnostics.length > 0) lines.push(`  warnings     ${summary(result.report, verdict)}`);
   lines.push('');
   lines.push('Upload it under the endpoint\'s model prefix and invoke it by name:');
   // The archive is pushed under its file name unless --name gave another TargetModel: the hint carries it.

@@ -14,6 +14,7 @@ import { addAwsOptions, addLocationOptions } from './aws-options';
 import { addInvokeInputOptions, repeatable } from './invoke-flags';
 import { addHelpSections, commandPath, described, helpConfiguration } from './help-style';
 import { COMMAND_HELP } from './help-examples';
+import { addTargetOptions, addVerdictOptions } from './target-options';
 
 export async function main(argv: readonly string[], rawIo: CliIo): Promise<number> {
   // Every human output goes through the one escaping function: text from files, names and servers never reaches
@@ -82,6 +83,16 @@ export function reportFailure(err: unknown, io: CliIo, json: boolean): number {
 
 type SetExit = (code: number) => void;
 
+/** DEFAULT_TRITON_VERSION (lib/catalog/triton-images.ts), spelled here so that --help loads no catalog. */
+const DEFAULT_TRITON = '24.09';
+
+/** What `validate` and `package` do with the target endpoint. */
+const TARGET_USE = {
+  instanceType: 'TensorRT plans must be built for (its GPU\'s compute capability)',
+  tritonVersion: '(its TensorRT for plans, its Python for model.py)',
+  tritonDefault: DEFAULT_TRITON,
+};
+
 /** The whole command tree; exported so tests can read the grammar (docs name only commands and options it has). */
 export function buildProgram(io: CliIo, setExit: SetExit): Command {
   const program: Command = new Command('mme-deploy')
@@ -94,7 +105,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .configureOutput(outputFor(io, (): Command => program))
     .exitOverride();
 
-  program
+  const validate = program
     .command('validate')
     .description('Check a Triton model repository (or one model directory) offline with Triton\'s own rules.')
     .argument('<path>', 'a model repository (its subdirectories are models), one model directory, or a .tar.gz TargetModel ' +
@@ -106,7 +117,14 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       described("run python models' auto_complete_config as Triton does at load, and check the config it completes; this " +
         "executes the models' code; the python3 interpreter is", { env: 'MME_DEPLOY_PYTHON', default: 'python3 on PATH' }),
     )
-    .action(async (path: string, options: { json?: boolean; mme?: boolean; runPython?: boolean }) => {
+    .option(
+      '--no-python-syntax',
+      "skip compiling python models' model.py for the Python of the target image (the check is on unless this is " +
+        "given: python3's parser, the code is never run; without a python3 it is skipped with a note)",
+    );
+  addTargetOptions(validate, TARGET_USE);
+  addVerdictOptions(validate)
+    .action(async (path: string, options: import('./validate').ValidateCommandOptions) => {
       const { runValidate } = await import('./validate');
       setExit(await runValidate(path, options, io));
     });
@@ -121,7 +139,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
       setExit(await runConfig(path, io, options));
     });
 
-  program
+  const pack = program
     .command('package')
     .description('Validate with the SageMaker MME rules and write the reproducible tar.gz an MME loads.')
     .argument('<path>', 'a model repository (an ensemble and its composing models) or one model directory')
@@ -135,6 +153,9 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--level <0-9>', described('gzip level; weights that do not compress are stored whatever the level', { default: '6' }), '6')
     .option('--force', 'replace an existing archive')
     .option('--json', 'print one JSON object on stdout')
+    .option('--no-python-syntax', "skip compiling python models' model.py for the Python of the target image (see validate)");
+  addTargetOptions(pack, TARGET_USE);
+  addVerdictOptions(pack)
     .action(async (path: string, options: import('./package').PackageOptions) => {
       const { runPackage } = await import('./package');
       setExit(await cancellable(io, {}, ({ signal, onQuit }) => runPackage(path, options, io, signal, onQuit)));
@@ -193,7 +214,7 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
   const localUrlHelp = described('the container\'s SageMaker port', { env: 'MME_DEPLOY_LOCAL_URL', default: 'http://127.0.0.1:8080' });
   const localDirFacts = { env: 'MME_DEPLOY_LOCAL_MODELS_DIR', default: './mme-local-models' };
   const localDirHelp = described('host directory mounted at /opt/ml/models', localDirFacts);
-  local
+  const localLoad = local
     .command('load')
     .description('Extract a TargetModel archive into <models-dir>/<hash>/model/ and send POST /models, as SageMaker does.')
     .argument('<archive>', 'the .tar.gz made by `mme-deploy package`')
@@ -201,18 +222,21 @@ export function buildProgram(io: CliIo, setExit: SetExit): Command {
     .option('--url <url>', localUrlHelp)
     .option('--name <target-model>', described('the TargetModel name', { default: 'the archive file name' }))
     .option('--container-root <path>', described('where the container sees --models-dir', { default: '/opt/ml/models' }))
-    .option('--instance-type <type>', described('the endpoint\'s instance type to compare this GPU with', { default: 'ml.g4dn.xlarge' }))
     .option('--inference-ami-version <version>', described('the endpoint\'s InferenceAmiVersion, i.e. its GPU driver', {
       default: 'SageMaker\'s, 470',
     }))
-    .option('--triton-version <YY.MM>', described('the Triton release deployed', { default: 'the local container\'s' }))
     .option('--container <name>', described('the local container, for its /dev/shm', { default: 'the one publishing --url\'s port' }))
     .option(
       '--cpu',
       'stage for a container without a GPU (docker run without --gpus): KIND_GPU instance groups become KIND_CPU in the ' +
         'staged copy, not the archive (a warning per model); TensorRT plans and DALI GPU pipelines are refused',
     )
-    .option('--json', 'print one JSON object on stdout')
+    .option('--json', 'print one JSON object on stdout');
+  addTargetOptions(localLoad, {
+    instanceType: 'to compare this GPU with',
+    tritonVersion: 'to compare this container with',
+    tritonDefault: `the local container's, else ${DEFAULT_TRITON}`,
+  })
     .action(async (archive: string, options: import('./local').LocalLoadOptions) => {
       const { runLocalLoad } = await import('./local');
       setExit(await cancellable(io, {}, ({ signal }) => runLocalLoad(archive, options, io, signal)));

@@ -41,6 +41,16 @@ export interface Diagnostic {
 }
 
 /**
+ * Something the user should know that is no fault of the models and never changes the verdict: a check that could
+ * not run here (no python3 for the model.py syntax check), with what would let it run.
+ */
+export interface Note {
+  /** Stable kebab-case identifier, e.g. `python-syntax-skipped`. */
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
  * The one way diagnostics are built: `at` gives line and column, and with the source's text a caret excerpt is always
  * added, so every rule's faults look alike.
  */

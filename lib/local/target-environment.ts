@@ -3,9 +3,9 @@
 // /dev/shm (docker inspect). Each difference that could make a model load here and fail there is a finding.
 
 import { execFile } from 'node:child_process';
-import { findInstanceType, GpuInstanceType } from '../catalog/instance-types';
+import { endpointTarget } from '../catalog/endpoint-target';
+import type { GpuInstanceType } from '../catalog/instance-types';
 import { SAGEMAKER_SHM_BYTES, SageMakerGpuDriver, sageMakerGpuDriver } from '../catalog/sagemaker-hosting';
-import { DEFAULT_TRITON_VERSION, isTritonVersion } from '../catalog/triton-images';
 import { driverSupport, tritonRelease } from '../catalog/triton-releases';
 import { MmeError } from '../errors';
 
@@ -55,17 +55,7 @@ export interface TargetFinding {
 
 /** Resolves the target's facts from the catalog; an unknown instance type, release form or AMI version is a usage error. */
 export function resolveTarget(options: TargetOptions, container?: LocalContainer): TargetEnvironment {
-  const instanceType = findInstanceType(options.instanceType ?? 'ml.g4dn.xlarge');
-  if (!instanceType) {
-    throw new MmeError(
-      'USAGE',
-      `--instance-type ${options.instanceType}: not a GPU instance type the catalog knows (for example ml.g4dn.xlarge).`,
-    );
-  }
-  const tritonVersion = options.tritonVersion ?? container?.tritonVersion ?? DEFAULT_TRITON_VERSION;
-  if (!isTritonVersion(tritonVersion)) {
-    throw new MmeError('USAGE', `--triton-version ${tritonVersion}: expected YY.MM, for example ${DEFAULT_TRITON_VERSION}.`);
-  }
+  const { instanceType, tritonVersion } = endpointTarget(options, container?.tritonVersion);
   const driver = sageMakerGpuDriver(options.inferenceAmiVersion);
   if (!driver) {
     throw new MmeError(

@@ -1,11 +1,12 @@
 // Runs python models' auto_complete_config in python3 subprocesses, one per model as Triton runs one stub process
 // per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { MmeError } from '../errors';
+import { pythonName, resolveInterpreter } from './interpreter';
 import { RUNNER, STAND_IN_UTILS } from './stand-in';
 
 export interface AutoCompleteJob {
@@ -36,6 +37,8 @@ export type AutoCompleteResult =
 export interface RunOptions {
   /** The interpreter. @default MME_DEPLOY_PYTHON, else `python3` */
   readonly python?: string;
+  /** The interpreter's own path (sys.executable), when it is already known: it is then not asked again. */
+  readonly executable?: string;
   /** How long one model may take (import and auto_complete_config). @default 30 seconds */
   readonly timeoutMs?: number;
   /** Models run at once. @default 2 */
@@ -46,8 +49,8 @@ export interface RunOptions {
 /** Runs every job; never throws for what a model does, only when python3 itself cannot be started. */
 export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options: RunOptions = {}): Promise<AutoCompleteResult[]> {
   if (jobs.length === 0) return [];
-  const named = options.python ?? process.env.MME_DEPLOY_PYTHON ?? 'python3';
-  const python = jobs.length > 1 ? resolveInterpreter(named) : named;
+  const named = pythonName(options.python);
+  const python = options.executable ?? (jobs.length > 1 ? resolveInterpreter(named) : named);
   const dir = mkdtempSync(join(tmpdir(), 'mme-run-python-'));
   try {
     writeFileSync(join(dir, 'triton_python_backend_utils.py'), STAND_IN_UTILS);
@@ -65,17 +68,6 @@ export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options:
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * The interpreter's own path, asked once for a run of several models: `python3` on PATH is often a shell shim (pyenv,
- * asdf) that takes about a second to pick the interpreter, every time it starts. When it cannot be asked, the name
- * as given: starting it then reports the problem.
- */
-function resolveInterpreter(python: string): string {
-  const asked = spawnSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', timeout: 30_000 });
-  const executable = asked.status === 0 ? asked.stdout.trim() : '';
-  return isAbsolute(executable) ? executable : python;
 }
 
 function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {

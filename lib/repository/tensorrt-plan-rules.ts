@@ -2,6 +2,7 @@
 // with the TensorRT version that built it, so a plan built on a developer's GPU or with another TensorRT fails to load
 // on the endpoint. Nothing in the file says which it was built for without TensorRT itself: a warning, never an error.
 
+import { DEFAULT_INSTANCE_TYPE } from '../catalog/endpoint-target';
 import { findInstanceType } from '../catalog/instance-types';
 import { DEFAULT_TRITON_VERSION } from '../catalog/triton-images';
 import { tritonRelease } from '../catalog/triton-releases';
@@ -15,8 +16,6 @@ export interface PlanTarget {
   /** @default DEFAULT_TRITON_VERSION, the constructs' and the image's default */
   readonly tritonVersion?: string;
 }
-
-const DEFAULT_INSTANCE_TYPE = 'ml.g4dn.xlarge';
 
 /** One warning per `tensorrt_plan` model, naming the compute capability and TensorRT version its engine must match. */
 export function checkTensorrtPlans(models: readonly LoadedModel[], target: PlanTarget = {}): Diagnostic[] {

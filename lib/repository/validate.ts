@@ -3,7 +3,7 @@
 
 import { basename } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
-import { Diagnostic, hasErrors, sortDiagnostics } from '../diagnostics';
+import { Diagnostic, hasErrors, type Note, sortDiagnostics } from '../diagnostics';
 import type { CollectResult } from '../archive/collect';
 import { discoverModels, DiscoverOptions, unreadableError } from './discover';
 import type { RunOptions } from '../python-auto-complete/run';
@@ -31,6 +31,8 @@ export interface ValidationReport {
   readonly ok: boolean;
   readonly models: ModelSummary[];
   readonly diagnostics: Diagnostic[];
+  /** What the user should know that changes no verdict: a check that could not run here. */
+  readonly notes?: readonly Note[];
 }
 
 export interface ValidateOptions extends DiscoverOptions {
@@ -38,8 +40,20 @@ export interface ValidateOptions extends DiscoverOptions {
   readonly mme?: boolean;
   /** The TargetModel name the archive will be uploaded as (MME rules check it). */
   readonly targetModel?: string;
-  /** With `mme`: the endpoint TensorRT plans must be built for. @default ml.g4dn.xlarge with DEFAULT_TRITON_VERSION */
+  /**
+   * The endpoint the repository is meant for: TensorRT plans must be built for its GPU and TensorRT (checked with
+   * `mme`, or whenever a target is given), python sources must compile with its image's Python.
+   * @default ml.g4dn.xlarge with DEFAULT_TRITON_VERSION
+   */
   readonly target?: PlanTarget;
+  /**
+   * Compile python models' sources (model.py of every loaded version) with the local python3's parser for the Python
+   * of the target's Triton image, never running them: one that does not compile is an error (`python-syntax`). No
+   * python3 here: a note, nothing checked. `false` skips it; `{ python }` names the interpreter, `{ env }` the
+   * environment it is looked for in (PATH, MME_DEPLOY_PYTHON).
+   * @default true (the interpreter MME_DEPLOY_PYTHON names, else python3, on this process's PATH)
+   */
+  readonly pythonSyntax?: boolean | { readonly python?: string; readonly env?: NodeJS.ProcessEnv };
   /**
    * Run python models' auto_complete_config in python3 subprocesses, as Triton does at load, and check and use the
    * config it completes. This executes the models' code. `true` for the defaults, or the interpreter and timeout.
@@ -118,22 +132,35 @@ async function inspectRepository(
   if (loaded) renamed.add(loaded.name);
 
   const byModel = new Map<string, Diagnostic[]>();
+  const notes: Note[] = [];
+  const syntax = await checkSyntax(models, options);
+  if (syntax) notes.push(...syntax.notes);
+  // A model.py that does not compile fails its import the same way: --run-python need not start it.
+  const runnable = syntax ? models.filter((m) => !syntax.failed.has(m.name)) : models;
+  const runOptions = options.runPython === true || !options.runPython ? {} : options.runPython;
   const fromPython: ReadonlyMap<string, Completion> = options.runPython
-    ? await completeWithPython(models, options.runPython === true ? {} : options.runPython)
+    ? await completeWithPython(runnable, syntax?.executable && runOptions.python === syntaxPython(options)
+      ? { ...runOptions, executable: syntax.executable }
+      : runOptions)
     : new Map();
   // Ensembles are checked against the configs Triton will have after auto-complete, where that can be reproduced.
   const asLoaded = new Map<string, LoadedModel>();
   const completeFromModelFile = await modelFileCompleter(models);
   for (const model of models) {
     const completion = completeFromModelFile(model) ?? fromPython.get(model.name);
-    const found = [...checkModel(model, { renamed, completed: completion?.config }), ...(completion?.diagnostics ?? [])];
+    const found = [
+      ...checkModel(model, { renamed, completed: completion?.config }),
+      ...(completion?.diagnostics ?? []),
+      ...(syntax?.diagnostics.filter((d) => d.model === model.name) ?? []),
+    ];
     byModel.set(model.name, [...discovery.diagnostics.filter((d) => d.model === model.name), ...found]);
     diagnostics.push(...found);
     asLoaded.set(model.name, withCompletedConfig(model, completion));
   }
   diagnostics.push(...checkEnsembles(asLoaded, { modelDiagnostics: byModel }));
-  // The endpoint's GPU only matters for an archive meant for it (and its catalog loads only then, like the MME rules).
-  if (mme) {
+  // The endpoint's GPU only matters for an archive meant for it, or when the endpoint is named (and its catalog loads
+  // only then, like the MME rules).
+  if (mme || options.target) {
     const { checkTensorrtPlans } = await import('./tensorrt-plan-rules');
     diagnostics.push(...checkTensorrtPlans(models, options.target));
   }
@@ -155,8 +182,26 @@ async function inspectRepository(
   if (unreadable) throw unreadable;
   const packed = mme && !options.archived ? mme.leftOutOfTheArchive(diagnostics) : diagnostics;
   const sorted = sortDiagnostics(mme ? mme.outsideTheLoad(discovery, packed) : diagnostics);
-  const report = { ok: !hasErrors(sorted), models: models.map(summarize), diagnostics: sorted };
+  const report = { ok: !hasErrors(sorted), models: models.map(summarize), diagnostics: sorted, ...(notes.length ? { notes } : {}) };
   return keepArchive && archive ? { report, archive } : { report };
+}
+
+/** The model.py syntax check, when asked for (the default) and the repository has python models: loaded only then. */
+async function checkSyntax(models: readonly LoadedModel[], options: ValidateOptions) {
+  if (options.pythonSyntax === false || !models.some((m) => m.backend === 'python')) return undefined;
+  const { checkPythonModelsSyntax } = await import('./python-syntax');
+  const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
+  const python = syntaxPython(options);
+  const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
+  return checkPythonModelsSyntax(models, {
+    tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
+    ...(python !== undefined ? { python } : {}),
+    ...(env ? { env } : {}),
+  });
+}
+
+function syntaxPython(options: ValidateOptions): string | undefined {
+  return typeof options.pythonSyntax === 'object' ? options.pythonSyntax.python : undefined;
 }
 
 function summarize(model: LoadedModel): ModelSummary {

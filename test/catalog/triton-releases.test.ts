@@ -7,12 +7,13 @@ import {
   knownInferenceAmiVersions,
   sageMakerGpuDriver,
 } from '../../lib/catalog/sagemaker-hosting';
-import { DEFAULT_TRITON_VERSION } from '../../lib/catalog/triton-images';
+import { DEFAULT_TRITON_VERSION, listedTritonVersions } from '../../lib/catalog/triton-images';
 import {
   compareVersions,
   driverSupport,
   meetsComputeCapability,
   tritonMinComputeCapability,
+  tritonPythonVersion,
   tritonRelease,
   tritonReleases,
 } from '../../lib/catalog/triton-releases';
@@ -48,6 +49,20 @@ describe('Triton release catalog', () => {
     expect(tritonMinComputeCapability('25.01')).toBe('7.5');
     expect(tritonMinComputeCapability('26.03')).toBe('7.5');
     expect(() => tritonMinComputeCapability('latest')).toThrow(/not of the form YY.MM/);
+  });
+
+  it('knows the Python of every image SageMaker lists, and of any YY.MM release, from the Ubuntu it is built on', () => {
+    const pythons = Object.fromEntries(listedTritonVersions().map((v) => [v, tritonPythonVersion(v)]));
+    expect(pythons).toEqual({
+      '23.12': '3.10', '24.01': '3.10', '24.03': '3.10', '24.05': '3.10', '24.09': '3.10',
+      '25.04': '3.12', '25.09': '3.12', '26.05': '3.12',
+    });
+    // The switch to Ubuntu 24.04 came with 24.11; Ubuntu 22.04 with 23.05.
+    expect([tritonPythonVersion('24.10'), tritonPythonVersion('24.11')]).toEqual(['3.10', '3.12']);
+    expect([tritonPythonVersion('23.04'), tritonPythonVersion('23.05')]).toEqual(['3.8', '3.10']);
+    // A recorded release gives its own.
+    for (const release of tritonReleases()) expect(tritonPythonVersion(release.version)).toBe(release.python);
+    expect(() => tritonPythonVersion('24.9')).toThrow(/not of the form YY.MM/);
   });
 
   it('lets the CDK refuse p2 (K80) for every release and p3 (V100) from 25.01', () => {

@@ -1,0 +1,140 @@
+// The model.py syntax check: python models' sources compiled by python3's parser for the target image's Python, never
+// run, one python process for every file of a repository, a note (not an error) when there is no python3.
+
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkPythonSyntax } from '../../lib/python-auto-complete/syntax-check';
+import { validateRepository } from '../../lib/repository/validate';
+import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
+import { suiteFor } from '../tools';
+
+const work = mkdtempSync(join(tmpdir(), 'mme-syntax-'));
+afterAll(() => {
+  removeRepos();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const CONFIG = (name: string) => `name: "${name}"\nbackend: "python"\n`;
+const VALID = 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n';
+/** `def execute(self, requests)` without its colon: python says "expected ':'" at line 2, column 34. */
+const MISSING_COLON = 'class TritonPythonModel:\n    def execute(self, requests)\n        return []\n';
+/** Valid from Python 3.11 on (PEP 654), refused by 3.10's grammar. */
+const EXCEPT_STAR =
+  'class TritonPythonModel:\n    def execute(self, requests):\n        try:\n            return []\n' +
+  '        except* ValueError:\n            return []\n';
+
+function pythonRepo(sources: Record<string, string | Buffer>): string {
+  const files: RepoFiles = {};
+  for (const [name, source] of Object.entries(sources)) {
+    files[`${name}/config.pbtxt`] = CONFIG(name);
+    files[`${name}/1/model.py`] = source;
+  }
+  return makeRepo(files);
+}
+
+/** An interpreter that records each start in `log`, then runs python3: how many processes a run starts. */
+function countingPython(log: string): string {
+  const path = join(work, `python-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec python3 "$@"\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const starts = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
+
+suiteFor({ tools: ['python3'] })('model.py syntax check', () => {
+  it('refuses a source that does not compile at its line:col, with python\'s message and a caret', async () => {
+    const report = await validateRepository(pythonRepo({ m: MISSING_COLON }));
+    expect(report.ok).toBe(false);
+    const [d] = report.diagnostics.filter((x) => x.code === 'python-syntax');
+    expect(d).toMatchObject({ severity: 'error', file: 'm/1/model.py', line: 2, column: 32, model: 'm' });
+    expect(d!.message).toContain("SyntaxError: expected ':'");
+    expect(d!.message).toContain('Python 3.10, the Python of Triton 24.09');
+    expect(d!.excerpt).toBe(`    def execute(self, requests)\n${' '.repeat(31)}^`);
+  });
+
+  it('accepts a valid source, and says nothing of it', async () => {
+    const report = await validateRepository(pythonRepo({ m: VALID }));
+    expect(report.diagnostics.filter((d) => d.code.startsWith('python-'))).toEqual([]);
+    expect(report.notes).toBeUndefined();
+  });
+
+  it('refuses except* for Triton 24.09 (Python 3.10) and accepts it for 25.04 (Python 3.12)', async () => {
+    const repo = pythonRepo({ m: EXCEPT_STAR });
+    const old = await validateRepository(repo, { target: { tritonVersion: '24.09' } });
+    const [d] = old.diagnostics.filter((x) => x.code === 'python-syntax');
+    // Python places this one at the end of the try statement (3.11), not at `except*`: its place, as python gives it.
+    expect(d).toMatchObject({ severity: 'error', file: 'm/1/model.py' });
+    expect(d!.line).toBeGreaterThanOrEqual(5);
+    expect(d!.message).toContain('(SyntaxError: Exception groups are only supported in Python 3.11 and greater)');
+    const recent = await validateRepository(repo, { target: { tritonVersion: '25.04' } });
+    expect(recent.diagnostics.filter((x) => x.code === 'python-syntax')).toEqual([]);
+  });
+
+  it('refuses a non-UTF-8 source with no coding declaration as python\'s import does, and accepts one that declares it', async () => {
+    const latin1 = Buffer.concat([Buffer.from('class TritonPythonModel:\n    NAME = "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]);
+    const report = await validateRepository(pythonRepo({ m: latin1 }));
+    const [d] = report.diagnostics.filter((x) => x.code === 'python-syntax');
+    expect(d).toMatchObject({ line: 2, column: 16 });
+    expect(d!.message).toContain("Non-UTF-8 code starting with '\\xe9' in file m/1/model.py on line 2, but no encoding declared");
+    const declared = Buffer.concat([Buffer.from('# -*- coding: latin-1 -*-\n'), latin1, Buffer.from(VALID.slice(VALID.indexOf('\n') + 1))]);
+    const ok = await validateRepository(pythonRepo({ m: declared }));
+    expect(ok.diagnostics.filter((x) => x.code === 'python-syntax')).toEqual([]);
+  });
+
+  it('never runs the source: code at the top of model.py has no effect', async () => {
+    const marker = join(work, 'ran');
+    const repo = pythonRepo({ m: `open(${JSON.stringify(marker)}, "w").write("ran")\n${VALID}` });
+    await validateRepository(repo);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('starts one python process for every python model of a repository, none for a repository without any', async () => {
+    const log = join(work, 'starts-many');
+    const python = countingPython(log);
+    const repo = pythonRepo({ a: VALID, b: MISSING_COLON, c: EXCEPT_STAR });
+    const report = await validateRepository(repo, { pythonSyntax: { python } });
+    expect(starts(log)).toBe(1);
+    expect(report.diagnostics.filter((d) => d.code === 'python-syntax').map((d) => d.model)).toEqual(['b', 'c']);
+    // A later run in the same process starts the interpreter itself: a shim such as this one (or pyenv's) runs once.
+    const again = await validateRepository(repo, { pythonSyntax: { python } });
+    expect(starts(log)).toBe(1);
+    expect(again.diagnostics).toEqual(report.diagnostics);
+
+    const none = join(work, 'starts-none');
+    const onnx = makeRepo({ 'n/config.pbtxt': 'backend: "onnxruntime"\n', 'n/1/model.onnx': '' });
+    await validateRepository(onnx, { pythonSyntax: { python: countingPython(none) } });
+    expect(starts(none)).toBe(0);
+  });
+
+  it('is skipped with pythonSyntax: false (the same file is refused by default, above)', async () => {
+    const report = await validateRepository(pythonRepo({ m: MISSING_COLON }), { pythonSyntax: false });
+    expect(report.diagnostics.filter((d) => d.code === 'python-syntax')).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+
+  it('gives one note, not an error, when there is no python3 on PATH', async () => {
+    const repo = pythonRepo({ a: MISSING_COLON, b: VALID });
+    const report = await validateRepository(repo, { pythonSyntax: { env: { PATH: join(work, 'no-such-dir') } } });
+    expect(report.ok).toBe(true);
+    expect(report.diagnostics.filter((d) => d.code === 'python-syntax')).toEqual([]);
+    expect(report.notes).toEqual([
+      {
+        code: 'python-syntax-skipped',
+        message: expect.stringMatching(/^python3 was not found, so the syntax of 2 python model files was not checked\. Install python3/),
+      },
+    ]);
+  });
+
+  it('names the interpreter MME_DEPLOY_PYTHON gives, and says what failed when it cannot check', async () => {
+    const broken = join(work, 'broken-python');
+    writeFileSync(broken, '#!/bin/sh\necho "no such module" >&2\nexit 3\n');
+    chmodSync(broken, 0o755);
+    const result = await checkPythonSyntax([{ name: 'model.py', source: Buffer.from(VALID) }], {
+      pythonVersion: '3.10',
+      env: { ...process.env, MME_DEPLOY_PYTHON: broken },
+    });
+    expect(result).toEqual({ ran: false, python: broken, missing: false, reason: 'exited 3: no such module' });
+  });
+});
