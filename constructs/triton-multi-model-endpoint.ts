@@ -128,6 +128,19 @@ export interface TritonMultiModelEndpointProps {
    */
   readonly modelBucketAutoDeleteObjects?: boolean;
   /**
+   * How long a noncurrent version in the new model bucket (an archive the retention deleted, or an object overwritten)
+   * stays recoverable before S3 expires it. The bucket is versioned: without this, every deleted archive would be kept
+   * (and billed) forever. Whole days, at least 1.
+   * @default Duration.days(30)
+   */
+  readonly modelBucketNoncurrentVersionExpiration?: Duration;
+  /**
+   * How many noncurrent versions of each key the new model bucket keeps past `modelBucketNoncurrentVersionExpiration`
+   * (S3's NewerNoncurrentVersions, 1–100). Archive keys hold their content hash, so a key rarely has more than one.
+   * @default - none: every noncurrent version expires
+   */
+  readonly modelBucketNoncurrentVersionsToRetain?: number;
+  /**
    * Where the new model bucket writes its server access logs.
    * @default - no access logs
    */
@@ -478,6 +491,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
         'modelBucketRemovalPolicy and modelBucketAutoDeleteObjects apply to the bucket the endpoint creates, not to modelBucket.',
       );
     }
+    checkNoncurrentVersions(props, problems);
     if ((props.autoRollbackAlarms?.length ?? 0) > 10) {
       problems.push(`autoRollbackAlarms holds ${props.autoRollbackAlarms!.length} alarms; SageMaker takes at most 10.`);
     }
@@ -571,6 +585,17 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
       versioned: true,
       removalPolicy: props.modelBucketRemovalPolicy ?? RemovalPolicy.RETAIN,
       autoDeleteObjects: props.modelBucketAutoDeleteObjects ?? false,
+      lifecycleRules: [
+        {
+          id: 'ArchiveVersions',
+          // Deleted and overwritten archives stay recoverable for a while, then go; so do the delete markers left
+          // once no version is behind them, and multipart uploads (CLI pushes, archive copies) that never completed.
+          noncurrentVersionExpiration: props.modelBucketNoncurrentVersionExpiration ?? Duration.days(30),
+          noncurrentVersionsToRetain: props.modelBucketNoncurrentVersionsToRetain,
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+        },
+      ],
     });
   }
 
@@ -762,6 +787,28 @@ class PolicyGrantee implements iam.IPrincipal {
   public addToPrincipalPolicy(statement: iam.PolicyStatement): iam.AddToPrincipalPolicyResult {
     this.policy.addStatements(statement);
     return { statementAdded: true, policyDependable: this.policy };
+  }
+}
+
+/** The noncurrent-version settings apply to the created bucket and take what S3's lifecycle rules take. */
+function checkNoncurrentVersions(props: TritonMultiModelEndpointProps, problems: string[]): void {
+  const expiration = props.modelBucketNoncurrentVersionExpiration;
+  const retain = props.modelBucketNoncurrentVersionsToRetain;
+  if (props.modelBucket && (expiration !== undefined || retain !== undefined)) {
+    problems.push(
+      'modelBucketNoncurrentVersionExpiration and modelBucketNoncurrentVersionsToRetain apply to the bucket the endpoint ' +
+        "creates; give modelBucket's own lifecycle rules instead.",
+    );
+  }
+  if (expiration !== undefined && !Token.isUnresolved(expiration.toSeconds())) {
+    const days = expiration.toSeconds() / 86400;
+    if (!Number.isInteger(days) || days < 1) {
+      const got = expiration.toHumanString();
+      problems.push(`modelBucketNoncurrentVersionExpiration must be a whole number of days, at least 1; got ${got}.`);
+    }
+  }
+  if (retain !== undefined && !(Number.isInteger(retain) && retain >= 1 && retain <= 100)) {
+    problems.push(`modelBucketNoncurrentVersionsToRetain must be a whole number from 1 to 100, got ${retain}.`);
   }
 }
 
