@@ -339,6 +339,7 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
     this.cfnEndpoint = this.createEndpoint(settings, props.endpointName);
     this.endpointName = this.cfnEndpoint.attrEndpointName;
     this.endpointArn = this.cfnEndpoint.ref; // Ref of AWS::SageMaker::Endpoint is its ARN
+    this.acknowledgeEndpointNameAttribute();
     this.grantDescribeAlarms((props.autoRollbackAlarms ?? []).map((alarm) => alarm.alarmArn));
 
     // Not on the scalable target: RegisterScalableTarget refuses tags on a target already registered (every redeploy of
@@ -716,6 +717,26 @@ export class TritonMultiModelEndpoint extends MultiModelEndpointBase implements 
           ? { ...settings.deployment, autoRollbackConfiguration: Lazy.any({ produce: () => this.renderRollbackAlarms() }) }
           : undefined,
     });
+  }
+
+  /**
+   * aws-cdk-lib's template validation (its CloudFormation Validate plugin) reports every `Fn::GetAtt` of `EndpointName`
+   * as an unknown attribute (E9004, and F6101 in outputs: "'EndpointName' is not one of ['EndpointArn']"): its schema
+   * lacks it. The attribute is documented
+   * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-sagemaker-endpoint.html,
+   * aws-cdk-lib's `CfnEndpoint.attrEndpointName`), cfn-lint accepts it, and it is the only form of the name that
+   * metrics and scaling take (the ARN holds it in lower case). Unacknowledged, a default synth printed it 29 times,
+   * with a stack trace each. aws-cdk-lib applies an acknowledgment to every finding with that rule id in the app
+   * (aws-cdk-lib/core/lib/private/synthesis-validation.ts, collectSuppressions), which is why it is documented.
+   */
+  private acknowledgeEndpointNameAttribute(): void {
+    const reason =
+      "Fn::GetAtt EndpointName is a documented attribute of AWS::SageMaker::Endpoint (aws-cdk-lib's CfnEndpoint.attrEndpointName); " +
+      "the validator's schema lacks it. mme-deploy's TritonMultiModelEndpoint uses it for metrics, scaling and outputs.";
+    Validations.of(this).acknowledge(
+      { id: 'CloudFormation-Validate::E9004', reason },
+      { id: 'CloudFormation-Validate::F6101', reason },
+    );
   }
 
   /** The alarms that roll a deployment back: the given ones, else the dashboard's deployment alarms. */
