@@ -3,7 +3,10 @@
 // `cdk deploy` ships changed models under new TargetModels and never overwrites one an instance may have cached.
 // Each archive is one file asset and one copy resource: a deploy copies only the archives whose content changed, S3 to
 // S3 (constructs/handlers/archive-copy). Previous versions go as a retention says, ranked by the construct's own deploy
-// history (constructs/handlers/archive-retention), never the live one.
+// history (constructs/handlers/archive-retention), never the live one. (aws-cdk-lib's BucketDeployment, used before,
+// downloads and extracts every source into Lambda scratch space and runs `aws s3 sync`, which compares size and
+// modification time; extraction sets new times, so every archive was uploaded again on every change: aws-cdk-lib
+// 2.269.0 custom-resource-handlers/dist/aws-s3-deployment/bucket-deployment-handler/index.py:213-238,382-384.)
 
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
