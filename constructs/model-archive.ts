@@ -277,7 +277,7 @@ export class ModelArchive extends Construct {
         ...retention._properties(),
       },
     });
-    for (const upload of this.uploads) resource.node.addDependency(upload);
+    // `Live` is each copy's ObjectKey attribute: the retention runs after every copy (no DependsOn needed, cfn-lint W3005).
     return resource;
   }
 }
