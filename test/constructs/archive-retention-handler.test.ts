@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { versionedKeyPattern } from '../../lib/bundle/target-model-name';
-import { onEvent } from '../../constructs/handlers/archive-retention/index.js';
+import { onEvent, summary } from '../../constructs/handlers/archive-retention/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
 
 type RetentionEvent = Parameters<typeof onEvent>[0];
@@ -234,5 +234,16 @@ describe('the ModelArchive retention handler when S3 refuses', () => {
     const result = await onEvent(event, new S3Client({}), at(5));
     expect(result.deleted).toEqual([version('3'), version('2'), version('1')]);
     expect(result.problems).toEqual([`Could not write the deploy history s3://models/${HISTORY}: Service Unavailable.`]);
+  });
+});
+
+describe('the ModelArchive retention report', () => {
+  it('fits the custom resource response (4,096 bytes in all) however many deletions failed', () => {
+    expect(summary([])).toBe('none');
+    expect(summary(['one problem.'])).toBe('one problem.');
+    const many = Array.from({ length: 200 }, (_, i) => `Could not delete s3://models/${version(String(i % 10))}: AccessDenied.`);
+    const text = summary(many);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text).toMatch(/\.\.\. \(200 problems in all; the function's log lists each\)$/);
   });
 });

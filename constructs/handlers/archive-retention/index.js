@@ -45,10 +45,23 @@ exports.handler = async (event) => {
     Data: {
       Deleted: String(result.deleted.length),
       NotDeleted: String(result.notDeleted.length),
-      Problems: result.problems.join(' ') || 'none',
+      Problems: summary(result.problems),
     },
   };
 };
+
+/**
+ * The problems in at most 1,000 characters: a custom resource's whole response may hold 4,096 bytes
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html), and a failed response
+ * would fail the deployment this handler must not fail.
+ * @param {string[]} problems
+ */
+function summary(problems) {
+  if (problems.length === 0) return 'none';
+  const all = problems.join(' ');
+  if (all.length <= 1000) return all;
+  return `${all.slice(0, 900)}... (${problems.length} problems in all; the function's log lists each)`;
+}
 
 /**
  * @param {RetentionEvent} event
@@ -200,3 +213,4 @@ function messageOf(err) {
 }
 
 exports.onEvent = onEvent;
+exports.summary = summary;
