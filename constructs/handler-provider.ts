@@ -2,7 +2,7 @@
 // resource type, its code a directory of constructs/handlers/ (plain JavaScript, deployed as written), and the cdk-nag
 // findings its role and runtime cause acknowledged at that provider only, with the reasons.
 
-import { CustomResourceProvider, CustomResourceProviderRuntime, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CustomResourceProvider, CustomResourceProviderRuntime, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { projectPath } from './project-path';
 
@@ -24,6 +24,16 @@ export interface HandlerProviderOptions {
   /** Why the statements with `Resource: "*"` have no narrower resource (the cdk-nag acknowledgment's reason). */
   readonly wildcardReason?: string;
   readonly description: string;
+  /**
+   * How long one event may run.
+   * @default Duration.minutes(5)
+   */
+  readonly timeout?: Duration;
+  /**
+   * The function's memory.
+   * @default - CustomResourceProvider's default (128 MiB)
+   */
+  readonly memorySize?: Size;
 }
 
 /** The stack's provider for `options.resourceType`, created on first use. */
@@ -34,7 +44,8 @@ export function handlerProvider(scope: Construct, options: HandlerProviderOption
   const provider = CustomResourceProvider.getOrCreateProvider(scope, options.resourceType, {
     codeDirectory: projectPath('constructs', 'handlers', options.handler),
     runtime: CustomResourceProviderRuntime.NODEJS_22_X,
-    timeout: Duration.minutes(5),
+    timeout: options.timeout ?? Duration.minutes(5),
+    memorySize: options.memorySize,
     policyStatements: options.statements as unknown as object[],
     description: options.description,
   });

@@ -142,6 +142,12 @@ export class TritonMmeStack extends Stack {
         value: this.models.targetModels.join(','),
         description: 'TargetModel names to invoke',
       });
+      if (this.models.retention) {
+        new CfnOutput(this, 'ArchiveCleanup', {
+          value: this.models.retention.getAttString('Problems'),
+          description: 'What the archive retention could not do at the last deployment',
+        });
+      }
     }
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });

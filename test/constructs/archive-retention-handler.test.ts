@@ -1,151 +1,249 @@
 import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { versionedKeyPattern } from '../../lib/bundle/target-model-name';
-import { onEvent } from '../../constructs/handlers/archive-retention/index.js';
+import { onEvent, summary } from '../../constructs/handlers/archive-retention/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
 
-const NOW = new Date('2026-11-30T12:00:00Z');
+type RetentionEvent = Parameters<typeof onEvent>[0];
+
+const T0 = new Date('2026-11-01T12:00:00Z');
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;
-const hash = (digit: string) => digit.repeat(12);
-
-/** resnet's versions under prod/, oldest first, with how long before NOW each was written, and unrelated neighbours. */
-const OBJECTS: Array<[key: string, age: number]> = [
-  [`prod/resnet-${hash('1')}.tar.gz`, 10 * DAY],
-  [`prod/resnet-${hash('2')}.tar.gz`, 5 * DAY],
-  [`prod/resnet-${hash('3')}.tar.gz`, 2 * DAY],
-  [`prod/resnet-${hash('4')}.tar.gz`, 1 * HOUR], // live: just deployed
-  [`prod/resnet-${hash('5')}.tar.gz`, 0.1 * HOUR], // pushed by hand after the deployment
-  [`prod/resnet-extra-${hash('6')}.tar.gz`, 20 * DAY], // another archive whose name starts with resnet-
-  [`prod/resnet.tar.gz`, 20 * DAY], // an unversioned archive
-  [`other/resnet-${hash('7')}.tar.gz`, 20 * DAY], // outside the prefix
+const at = (days: number) => new Date(T0.getTime() + days * DAY);
+const version = (digit: string) => `prod/resnet-${digit.repeat(12)}.tar.gz`;
+const HISTORY = '.mme-deploy/archive-history/prod/SArchive1234.json';
+const ARCHIVE = { Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet') };
+/** Keys the construct never deployed: a hand push, a neighbour whose name starts alike, unversioned, another prefix. */
+const NEIGHBOURS = [
+  version('e'),
+  `prod/resnet-extra-${'6'.repeat(12)}.tar.gz`,
+  'prod/resnet.tar.gz',
+  `other/resnet-${'7'.repeat(12)}.tar.gz`,
 ];
-const LIVE = `prod/resnet-${hash('4')}.tar.gz`;
+
+/** A deployment whose archive `live` follows `previous` (an Update), or the first one (a Create). */
+function deploy(live: string, previous: string | undefined, keep: { versions?: number; seconds?: number } = {}): RetentionEvent {
+  const props = {
+    Bucket: 'models',
+    HistoryKey: HISTORY,
+    Archives: [{ ...ARCHIVE, Live: live }],
+    // CloudFormation hands numbers over as strings.
+    KeepVersions: String(keep.versions ?? 0),
+    KeepForSeconds: String(keep.seconds ?? 0),
+  };
+  if (previous === undefined) return { RequestType: 'Create', ResourceProperties: props };
+  const old = { ...props, Archives: [{ ...ARCHIVE, Live: previous }] };
+  return { RequestType: 'Update', ResourceProperties: props, OldResourceProperties: old };
+}
 
 describe('the ModelArchive retention handler against a real S3 server (s3rver)', () => {
   let s3: LocalS3;
 
   beforeEach(async () => {
     s3 = await startLocalS3(['models']);
-    for (const [key, age] of OBJECTS) {
-      await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: key, Body: key }));
-      // s3rver reports a file's mtime as LastModified.
-      const when = new Date(NOW.getTime() - age);
-      utimesSync(join(s3.directory, 'models', `${key}._S3rver_object`), when, when);
-    }
-    s3.commands.length = 0;
   });
   afterEach(() => s3.close());
 
-  const event = (retention: { KeepVersions: number; KeepForSeconds: number }, live = LIVE): Parameters<typeof onEvent>[0] => ({
-    RequestType: 'Update',
-    ResourceProperties: {
-      Bucket: 'models',
-      Archives: [{ Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet'), Live: live }],
-      // CloudFormation hands numbers over as strings.
-      KeepVersions: String(retention.KeepVersions),
-      KeepForSeconds: String(retention.KeepForSeconds),
-    },
-  });
-
-  async function remainingKeys(): Promise<string[]> {
+  async function put(key: string, when: Date): Promise<void> {
+    await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: key, Body: key }));
+    // s3rver reports a file's mtime as LastModified.
+    utimesSync(join(s3.directory, 'models', `${key}._S3rver_object`), when, when);
+  }
+  async function keys(): Promise<string[]> {
     const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'models' }));
     return (listed.Contents ?? []).map((o) => o.Key!).sort();
   }
+  async function history(): Promise<Record<string, Array<{ key: string; deployed: string }>>> {
+    const out = await s3.client.send(new GetObjectCommand({ Bucket: 'models', Key: HISTORY }));
+    return (JSON.parse(await out.Body!.transformToString()) as { archives: Record<string, Array<{ key: string; deployed: string }>> })
+      .archives;
+  }
+  /** Deploys versions 1, 2, 3, 4 of resnet on days 0, 1, 2, 3, keeping everything. */
+  async function deployFour(): Promise<void> {
+    for (const [i, digit] of ['1', '2', '3', '4'].entries()) {
+      await put(version(digit), at(i));
+      await onEvent(deploy(version(digit), i === 0 ? undefined : version(String(i)), { versions: 10 }), s3.client, at(i));
+    }
+    for (const key of NEIGHBOURS) await put(key, at(4));
+  }
 
-  it('keeps the newest N previous versions, the live one and newer ones, and touches no other key', async () => {
-    const result = await onEvent(event({ KeepVersions: 1, KeepForSeconds: 0 }), s3.client, NOW);
-    expect(s3.commands).toEqual(['ListObjectsV2Command', 'DeleteObjectsCommand']);
-    expect(result.deleted).toEqual([`prod/resnet-${hash('2')}.tar.gz`, `prod/resnet-${hash('1')}.tar.gz`]);
-    expect(await remainingKeys()).toEqual(
-      OBJECTS.map(([key]) => key)
-        .filter((key) => !result.deleted.includes(key))
-        .sort(),
+  it('records each deploy in its history and deletes nothing on the first one', async () => {
+    await put(version('1'), at(0));
+    const result = await onEvent(deploy(version('1'), undefined), s3.client, at(0));
+    expect(result).toEqual({ deleted: [], notDeleted: [], problems: [] });
+    // The archive's upload above; then the handler reads the (missing) history and writes it.
+    expect(s3.commands).toEqual(['PutObjectCommand', 'GetObjectCommand', 'PutObjectCommand']);
+    expect(await history()).toEqual({ 'prod/resnet-': [{ key: version('1'), deployed: at(0).toISOString() }] });
+  });
+
+  it('keeps the newest N previous versions by deploy order, the live one, and never a key it did not deploy', async () => {
+    await deployFour();
+    const result = await onEvent(deploy(version('4'), version('4'), { versions: 1 }), s3.client, at(5));
+    expect(result).toEqual({ deleted: [version('2'), version('1')], notDeleted: [], problems: [] });
+    expect(await keys()).toEqual([version('3'), version('4'), ...NEIGHBOURS, HISTORY].sort());
+    expect((await history())['prod/resnet-']!.map((d) => d.key)).toEqual([version('3'), version('4')]);
+  });
+
+  it('ranks by deploy history, not LastModified: a writer refreshing an old archive does not get newer ones deleted', async () => {
+    await deployFour();
+    // Someone who may write to the bucket uploads version 1 again: S3 now calls it the newest object of all.
+    await put(version('1'), at(6));
+    const result = await onEvent(deploy(version('4'), version('4'), { versions: 1 }), s3.client, at(7));
+    // Version 3 (deployed just before the live one) stays; 1 and 2, replaced long ago, go, whatever their dates.
+    expect(result.deleted).toEqual([version('2'), version('1')]);
+    expect(await keys()).toEqual([version('3'), version('4'), ...NEIGHBOURS, HISTORY].sort());
+  });
+
+  it('keeps previous versions for a time after the next deploy replaced them', async () => {
+    await deployFour();
+    // At day 3.5: version 3 was replaced 12 h ago, version 2 1.5 days ago, version 1 2.5 days ago.
+    const result = await onEvent(deploy(version('4'), version('4'), { seconds: 2 * 24 * 3600 }), s3.client, at(3.5));
+    expect(result.deleted).toEqual([version('1')]);
+  });
+
+  it('on a rollback to an earlier version, makes it live again and ranks the rolled-back one as just replaced', async () => {
+    await deployFour();
+    // The update to 4 failed; CloudFormation rolls back to 3 (an Update with the old properties).
+    const result = await onEvent(deploy(version('3'), version('4'), { versions: 1 }), s3.client, at(3.1));
+    expect(result.deleted).toEqual([version('2'), version('1')]);
+    expect((await history())['prod/resnet-']!.map((d) => d.key)).toEqual([version('4'), version('3')]);
+    expect(await keys()).toContain(version('3'));
+  });
+
+  it('deletes only keys of its own archive pattern, even when the history was edited to name others', async () => {
+    await deployFour();
+    const forged = [...NEIGHBOURS, 'prod/secret.txt', version('1')].map((key) => ({ key, deployed: at(0).toISOString() }));
+    await s3.client.send(
+      new PutObjectCommand({ Bucket: 'models', Key: HISTORY, Body: JSON.stringify({ format: 1, archives: { 'prod/resnet-': forged } }) }),
     );
+    await put('prod/secret.txt', at(0));
+    const result = await onEvent(deploy(version('4'), version('4'), { versions: 0 }), s3.client, at(5));
+    // Version e matches the archive's pattern (an edit can name it); nothing else named goes.
+    expect(result.deleted).toEqual([version('1'), version('e')]);
+    expect(await keys()).toEqual([...NEIGHBOURS.slice(1), 'prod/secret.txt', version('2'), version('3'), version('4'), HISTORY].sort());
   });
 
-  it('keeps previous versions for a time after a newer one replaced them', async () => {
-    // resnet-3 was replaced 1 h ago (by the live one), resnet-2 2 days ago, resnet-1 5 days ago.
-    const result = await onEvent(event({ KeepVersions: 0, KeepForSeconds: 3 * 24 * 3600 }), s3.client, NOW);
-    expect(result.deleted).toEqual([`prod/resnet-${hash('1')}.tar.gz`]);
+  it('a stack from before the history: learns the previous live version from the old properties', async () => {
+    await put(version('1'), at(0));
+    await put(version('2'), at(1));
+    await put(version('3'), at(2));
+    const result = await onEvent(deploy(version('3'), version('2'), { versions: 0 }), s3.client, at(2));
+    // Version 2 was live before; version 1, of which nothing is known, stays.
+    expect(result.deleted).toEqual([version('2')]);
+    expect(await keys()).toEqual([version('1'), version('3'), HISTORY].sort());
   });
 
-  it('keeps only the live version with versions(0)', async () => {
-    const result = await onEvent(event({ KeepVersions: 0, KeepForSeconds: 0 }), s3.client, NOW);
-    expect(result.deleted.sort()).toEqual([1, 2, 3].map((d) => `prod/resnet-${hash(String(d))}.tar.gz`));
-    expect(await remainingKeys()).toContain(LIVE);
-    expect(await remainingKeys()).toContain(`prod/resnet-${hash('5')}.tar.gz`);
+  it('starts a new history when the object is not one, says so, and deletes nothing it cannot rank', async () => {
+    await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: HISTORY, Body: 'not json' }));
+    await put(version('1'), at(0));
+    await put(version('2'), at(1));
+    const result = await onEvent(deploy(version('2'), undefined), s3.client, at(1));
+    expect(result.deleted).toEqual([]);
+    expect(result.problems).toEqual([
+      `s3://models/${HISTORY} is not a deploy history of mme-deploy; a new one starts, and versions it listed are no longer ` +
+        'deleted (delete them by hand if you want them gone).',
+    ]);
+    expect(await history()).toEqual({ 'prod/resnet-': [{ key: version('2'), deployed: at(1).toISOString() }] });
   });
 
-  it('deletes nothing when the live version is missing, or when the resource is deleted', async () => {
-    expect(
-      (await onEvent(event({ KeepVersions: 0, KeepForSeconds: 0 }, `prod/resnet-${hash('9')}.tar.gz`), s3.client, NOW)).deleted,
-    ).toEqual([]);
-    expect((await onEvent({ ...event({ KeepVersions: 0, KeepForSeconds: 0 }), RequestType: 'Delete' }, s3.client, NOW)).deleted).toEqual(
-      [],
-    );
-    expect(s3.commands).toEqual(['ListObjectsV2Command']); // the update listed; the delete did nothing
-    expect(await remainingKeys()).toHaveLength(OBJECTS.length);
+  it('does nothing when the resource is deleted (the stack or the archive removed)', async () => {
+    await deployFour();
+    s3.commands.length = 0;
+    const event: RetentionEvent = { ...deploy(version('4'), undefined), RequestType: 'Delete' };
+    expect(await onEvent(event, s3.client, at(9))).toEqual({ deleted: [], notDeleted: [], problems: [] });
+    expect(s3.commands).toEqual([]);
   });
 });
 
-describe('the ModelArchive retention handler when S3 refuses deletions', () => {
-  const versions = [1, 2, 3, 4].map((d, i) => ({
-    Key: `prod/resnet-${hash(String(d))}.tar.gz`,
-    LastModified: new Date(NOW.getTime() - (4 - i) * DAY),
-  }));
-  const live = versions[3]!.Key;
-  const event: Parameters<typeof onEvent>[0] = {
-    RequestType: 'Update',
-    ResourceProperties: {
-      Bucket: 'models',
-      Archives: [{ Prefix: 'prod/resnet-', Pattern: versionedKeyPattern('prod/', 'resnet'), Live: live }],
-      KeepVersions: '0',
-      KeepForSeconds: '0',
-    },
+describe('the ModelArchive retention handler when S3 refuses', () => {
+  const history = {
+    format: 1,
+    archives: { 'prod/resnet-': ['1', '2', '3', '4'].map((d, i) => ({ key: version(d), deployed: at(i).toISOString() })) },
   };
+  const event = deploy(version('4'), version('4'));
   // Mocked only in this block: the tests above talk to s3rver through the real client.
   let s3: ReturnType<typeof mockClient>;
   beforeEach(() => {
     s3 = mockClient(S3Client);
+    s3.on(GetObjectCommand).resolves({ Body: { transformToString: async () => JSON.stringify(history) } as never });
   });
   afterEach(() => s3.restore());
+  const writtenHistory = () =>
+    (JSON.parse(String(s3.commandCalls(PutObjectCommand)[0]!.args[0].input.Body)) as typeof history).archives['prod/resnet-'].map(
+      (d) => d.key,
+    );
 
-  it('reports the keys a 200 DeleteObjects answer lists in Errors, counts only the others as deleted, and does not fail', async () => {
-    s3.on(ListObjectsV2Command).resolves({ Contents: versions, IsTruncated: false });
+  it('reports the keys a 200 DeleteObjects answer lists in Errors and keeps them in the history for the next deploy', async () => {
     s3.on(DeleteObjectsCommand).resolves({
-      Deleted: [{ Key: versions[2]!.Key }],
+      Deleted: [{ Key: version('3') }],
       Errors: [
-        { Key: versions[0]!.Key, Code: 'AccessDenied', Message: 'Access Denied' },
-        { Key: versions[1]!.Key, Code: 'InternalError', Message: 'We encountered an internal error. Please try again.' },
+        { Key: version('1'), Code: 'AccessDenied', Message: 'Access Denied' },
+        { Key: version('2'), Code: 'InternalError', Message: 'We encountered an internal error. Please try again.' },
       ],
     });
     const lines: string[] = [];
-    const result = await onEvent(event, new S3Client({}), NOW, (line) => lines.push(line));
-    // The exact request: the three previous versions, newest first, quietly.
+    const result = await onEvent(event, new S3Client({}), at(5), (line) => lines.push(line));
+    // The exact request: the three previous versions, most recently replaced first, quietly.
     expect(s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input)).toEqual([
-      { Bucket: 'models', Delete: { Objects: [2, 1, 0].map((i) => ({ Key: versions[i]!.Key })), Quiet: true } },
+      { Bucket: 'models', Delete: { Objects: ['3', '2', '1'].map((d) => ({ Key: version(d) })), Quiet: true } },
     ]);
-    expect(result).toEqual({ deleted: [versions[2]!.Key], notDeleted: [versions[0]!.Key, versions[1]!.Key] });
-    expect(lines).toEqual([
-      `Could not delete s3://models/${versions[0]!.Key}: AccessDenied Access Denied. It stays; the next deployment tries again.`,
-      `Could not delete s3://models/${versions[1]!.Key}: InternalError We encountered an internal error. Please try again.. ` +
+    expect(result.deleted).toEqual([version('3')]);
+    expect(result.notDeleted).toEqual([version('1'), version('2')]);
+    expect(result.problems).toEqual([
+      `Could not delete s3://models/${version('1')}: AccessDenied Access Denied. It stays; the next deployment tries again.`,
+      `Could not delete s3://models/${version('2')}: InternalError We encountered an internal error. Please try again.. ` +
         'It stays; the next deployment tries again.',
-      `Deleted s3://models/${versions[2]!.Key} (an older version the retention no longer keeps).`,
     ]);
+    expect(lines).toEqual([...result.problems, `Deleted s3://models/${version('3')} (an older version the retention no longer keeps).`]);
+    expect(writtenHistory()).toEqual([version('1'), version('2'), version('4')]);
   });
 
   it('reports a refused DeleteObjects call (AccessDenied) instead of failing the deployment', async () => {
-    s3.on(ListObjectsV2Command).resolves({ Contents: versions, IsTruncated: false });
     s3.on(DeleteObjectsCommand).rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied' }));
-    const lines: string[] = [];
-    const result = await onEvent(event, new S3Client({}), NOW, (line) => lines.push(line));
-    expect(result.deleted).toEqual([]);
-    expect(result.notDeleted).toHaveLength(3);
-    expect(lines).toEqual([
-      'Could not delete 3 old archive(s) from s3://models: Access Denied. They stay; the next deployment tries again.',
+    const result = await onEvent(event, new S3Client({}), at(5));
+    expect(result).toEqual({
+      deleted: [],
+      notDeleted: [version('3'), version('2'), version('1')],
+      problems: ['Could not delete 3 old archive(s) from s3://models: Access Denied. They stay; the next deployment tries again.'],
+    });
+    expect(writtenHistory()).toEqual([version('1'), version('2'), version('3'), version('4')]);
+  });
+
+  it('deletes nothing and keeps the history when it cannot read it (AccessDenied), and reports it', async () => {
+    const refused = Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+    s3.on(GetObjectCommand).rejects(refused);
+    const result = await onEvent(event, new S3Client({}), at(5));
+    expect(result.problems).toEqual([
+      `Could not read the deploy history s3://models/${HISTORY}: Access Denied. Nothing was deleted; the next deployment tries again.`,
     ]);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(0);
+    expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
+  });
+
+  it('reports a history it could not write, after deleting what it had ranked', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+    s3.on(PutObjectCommand).rejects(new Error('Service Unavailable'));
+    const result = await onEvent(event, new S3Client({}), at(5));
+    expect(result.deleted).toEqual([version('3'), version('2'), version('1')]);
+    expect(result.problems).toEqual([`Could not write the deploy history s3://models/${HISTORY}: Service Unavailable.`]);
+  });
+});
+
+describe('the ModelArchive retention report', () => {
+  it('fits the custom resource response (4,096 bytes in all) however many deletions failed', () => {
+    expect(summary([])).toBe('none');
+    expect(summary(['one problem.'])).toBe('one problem.');
+    const many = Array.from({ length: 200 }, (_, i) => `Could not delete s3://models/${version(String(i % 10))}: AccessDenied.`);
+    const text = summary(many);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text).toMatch(/\.\.\. \(200 problems in all; the function's log lists each\)$/);
   });
 });

@@ -42,15 +42,18 @@ describe('bin/app.ts', () => {
 
   it('packs the example ensemble and deploys it with the endpoint', () => {
     const template = JSON.parse(readFileSync(join(outdir, 'TritonMme.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string }>;
+      Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
       Outputs: Record<string, { Value: unknown }>;
     };
     recordTemplate('bin/app.ts (cdk.json context) » TritonMme', template); // linted with the run's other templates
     const types = new Set(Object.values(template.Resources).map((r) => r.Type));
-    for (const type of ['AWS::SageMaker::Model', 'AWS::SageMaker::Endpoint', 'Custom::CDKBucketDeployment', 'AWS::CloudWatch::Dashboard']) {
+    const expected = ['AWS::SageMaker::Model', 'AWS::SageMaker::Endpoint', 'Custom::MmeDeployArchiveCopy', 'AWS::CloudWatch::Dashboard'];
+    for (const type of expected) {
       expect(types).toContain(type);
     }
-    expect(template.Outputs.TargetModels.Value).toMatch(/^sentiment_onnx-[0-9a-f]{12}\.tar\.gz$/);
+    const [copy] = Object.entries(template.Resources).filter(([, r]) => r.Type === 'Custom::MmeDeployArchiveCopy');
+    expect(copy![1].Properties!.TargetModel).toMatch(/^sentiment_onnx-[0-9a-f]{12}\.tar\.gz$/);
+    expect(template.Outputs.TargetModels.Value).toEqual({ 'Fn::GetAtt': [copy![0], 'TargetModel'] });
   });
 
   it('stops with one message naming every bad context value', () => {

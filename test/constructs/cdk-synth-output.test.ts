@@ -8,12 +8,13 @@ import { join } from 'node:path';
 const root = join(__dirname, '..', '..');
 
 describe('cdk synth output', () => {
-  it('prints the single-instance warning without a source location before it', () => {
+  it("prints the app's own warning, without a source location before it, and no validator false positive", () => {
     const outdir = mkdtempSync(join(tmpdir(), 'mme-synth-'));
     try {
       const synth = spawnSync(join(root, 'node_modules', '.bin', 'cdk'), ['synth', '-q', '-o', outdir], {
         cwd: root,
-        env: { PATH: process.env.PATH, HOME: outdir, CDK_VALIDATION: 'false' },
+        // With aws-cdk-lib's template validation on, as a user's synth runs it.
+        env: { PATH: process.env.PATH, HOME: outdir },
         encoding: 'utf8',
       });
       expect(synth.status).toBe(0);
@@ -21,8 +22,12 @@ describe('cdk synth output', () => {
       const warning = lines.findIndex((l) => l.startsWith('WARNING initialInstanceCount is 1'));
       expect(warning).toBeGreaterThanOrEqual(0);
       expect(lines.filter((l) => /^\S+\.[jt]s:\d+:\d+$/.test(l.trim()))).toEqual([]);
+      // The endpoint acknowledges the validator's report of Fn::GetAtt EndpointName (E9004, F6101): a documented
+      // attribute its schema lacks. Unacknowledged, it was printed 29 times with a stack trace each.
+      expect(synth.stderr).not.toMatch(/CloudFormation Validate|E9004|F6101|EndpointName/);
+      expect(lines.filter((l) => l.startsWith('WARNING '))).toEqual([expect.stringMatching(/^WARNING initialInstanceCount is 1/)]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -3,13 +3,15 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, AssetStaging, Duration, Stack } from 'aws-cdk-lib';
+import { App, AssetStaging, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { ArchiveRetention, ModelArchive, ModelArchiveProps } from '../../constructs';
 import { versionedKeyPattern, versionedTargetModel } from '../../lib/bundle/target-model-name';
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
+import { dependenciesOf, Template as CfnTemplate } from './lifecycle-harness';
 
 const repositories = join(__dirname, 'fixtures', 'repositories');
 const valid = join(repositories, 'add_one_python');
@@ -24,105 +26,178 @@ function synthIn(outdir: string, props: Omit<ModelArchiveProps, 'bucket'>) {
   return { archive, stack, assembly, template: Template.fromJSON(assembly.getStackByName('S').template) };
 }
 
-/** The staged `*.tar.gz` files of an assembly directory, with their modification times. */
+/** The staged archives of an assembly directory (file assets `asset.<hash>.tar.gz`), with their modification times. */
 function stagedArchives(outdir: string): Array<{ file: string; mtimeMs: number }> {
   return readdirSync(outdir)
-    .filter((d) => d.startsWith('asset.') && statSync(join(outdir, d)).isDirectory())
-    .flatMap((d) => readdirSync(join(outdir, d)).map((f) => join(outdir, d, f)))
-    .filter((f) => f.endsWith('.tar.gz'))
+    .filter((f) => /^asset\.[0-9a-f]+\.tar\.gz$/.test(f))
+    .map((f) => join(outdir, f))
     .map((file) => ({ file, mtimeMs: statSync(file).mtimeMs }));
+}
+
+/** Every resource `id` depends on, directly or through others (Ref, Fn::GetAtt, Fn::Sub, DependsOn). */
+function dependsOnTransitively(template: CfnTemplate, id: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (at: string) => {
+    for (const dep of dependenciesOf(template.Resources[at]!, template)) {
+      if (!seen.has(dep)) {
+        seen.add(dep);
+        visit(dep);
+      }
+    }
+  };
+  visit(id);
+  return seen;
 }
 
 describe('ModelArchive of valid repositories', () => {
   const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
-  const { archive, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+  const { archive, stack, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+  const copies = template.findResources('Custom::MmeDeployArchiveCopy');
+  const copyId = (targetModel: string) =>
+    Object.keys(copies).find((id) => (copies[id] as { Properties: { TargetModel: string } }).Properties.TargetModel === targetModel)!;
 
   it("names each archive <directory or given name>-<first 12 hex of its SHA-256>.tar.gz, by the library's rule", () => {
-    const staged = stagedArchives(outdir)
-      .map((a) => a.file)
-      .sort();
-    const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
-    expect(archive.targetModels).toEqual([
-      versionedTargetModel('add_one_python', sha(staged[0]!)),
-      versionedTargetModel('add_one_v2', sha(staged[1]!)),
+    const staged = stagedArchives(outdir).map((a) => a.file);
+    // The same repository packs to the same bytes, whatever the name: one content, staged twice.
+    const shas = staged.map((file) => createHash('sha256').update(readFileSync(file)).digest('hex'));
+    expect(new Set(shas).size).toBe(1);
+    expect(archive.literalTargetModels).toEqual([
+      versionedTargetModel('add_one_python', shas[0]!),
+      versionedTargetModel('add_one_v2', shas[0]!),
     ]);
-    expect(archive.targetModels[0]).toMatch(/^add_one_python-[0-9a-f]{12}\.tar\.gz$/);
-    // The same repository packs to the same bytes, whatever the name.
-    expect(archive.targetModels[0]!.slice(-19)).toBe(archive.targetModels[1]!.slice(-19));
-    expect(archive.objectKeys).toEqual(archive.targetModels.map((t) => `prod/${t}`));
-    expect(archive.targetModelOf('add_one_v2')).toBe(archive.targetModels[1]);
-    expect(archive.targetModelOf('add_one_v2.tar.gz')).toBe(archive.targetModels[1]);
+    expect(archive.literalTargetModels[0]).toMatch(/^add_one_python-[0-9a-f]{12}\.tar\.gz$/);
+    expect(archive.sizes).toEqual(staged.map((file) => statSync(file).size));
     expect(() => archive.targetModelOf('nope')).toThrow(/has no archive named 'nope'; it has add_one_python, add_one_v2/);
+  });
+
+  it('gives out names and keys that resolve through the copy of their archive (usable only once it is in S3)', () => {
+    const [python, v2] = archive.literalTargetModels as [string, string];
+    expect(stack.resolve(archive.targetModels)).toEqual([
+      { 'Fn::GetAtt': [copyId(python), 'TargetModel'] },
+      { 'Fn::GetAtt': [copyId(v2), 'TargetModel'] },
+    ]);
+    expect(stack.resolve(archive.objectKeys)).toEqual([
+      { 'Fn::GetAtt': [copyId(python), 'ObjectKey'] },
+      { 'Fn::GetAtt': [copyId(v2), 'ObjectKey'] },
+    ]);
+    expect(stack.resolve(archive.targetModelOf('add_one_v2'))).toEqual({ 'Fn::GetAtt': [copyId(v2), 'TargetModel'] });
+    expect(stack.resolve(archive.targetModelOf('add_one_v2.tar.gz'))).toEqual({ 'Fn::GetAtt': [copyId(v2), 'TargetModel'] });
   });
 
   it('names a repository as `mme-deploy push --versioned` does (one rule, one deterministic packer)', async () => {
     const pushed = await versionedTargetModelOf(valid);
-    expect(pushed).toMatchObject({ ok: true, targetModel: archive.targetModels[0] });
+    expect(pushed).toMatchObject({ ok: true, targetModel: archive.literalTargetModels[0] });
   });
 
-  it('packs each repository at synth with the models at the archive root', () => {
+  it('stages each archive as a file asset, the tar.gz itself with the models at its root', () => {
     const staged = stagedArchives(outdir).map((a) => a.file);
-    expect(staged.map((f) => f.split('/').pop()).sort()).toEqual([...archive.targetModels].sort());
+    expect(staged).toHaveLength(2);
     const listing = execFileSync('tar', ['-tzf', staged[0]!], { encoding: 'utf8' }).trim().split('\n').sort();
     expect(listing).toEqual(['add_one/', 'add_one/1/', 'add_one/1/model.py', 'add_one/config.pbtxt']);
   });
 
-  it('outputs the TargetModels', () => {
+  it('outputs the TargetModels once copied, and what the retention could not do', () => {
     expect(Object.values(template.toJSON().Outputs)).toEqual([
-      { Description: 'TargetModel names to invoke', Value: archive.targetModels.join(',') },
+      {
+        Description: 'TargetModel names to invoke',
+        Value: {
+          'Fn::Join': [
+            '',
+            [
+              { 'Fn::GetAtt': [copyId(archive.literalTargetModels[0]!), 'TargetModel'] },
+              ',',
+              { 'Fn::GetAtt': [copyId(archive.literalTargetModels[1]!), 'TargetModel'] },
+            ],
+          ],
+        },
+      },
+      {
+        Description: 'What the archive retention could not do at the last deployment',
+        Value: { 'Fn::GetAtt': [Object.keys(template.findResources('Custom::MmeDeployArchiveRetention'))[0], 'Problems'] },
+      },
     ]);
   });
 
-  it('keeps 3 previous versions of each archive by default, after the upload, never the live one', () => {
+  it('copies each archive with a resource of its own, S3 to S3, with rights to that source object and target key only', () => {
+    const [python] = archive.literalTargetModels as [string, string];
+    expect(Object.keys(copies)).toHaveLength(2);
+    template.hasResourceProperties('Custom::MmeDeployArchiveCopy', {
+      SourceBucket: { 'Fn::Sub': 'cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}' },
+      SourceKey: Match.stringLikeRegexp('^[0-9a-f]{64}\\.gz$'),
+      Bucket: 'team-models',
+      Key: `prod/${python}`,
+      TargetModel: python,
+      Size: archive.sizes[0],
+    });
+    // No BucketDeployment: nothing downloads, extracts or syncs the archives.
+    template.resourceCountIs('Custom::CDKBucketDeployment', 0);
+    const role = Object.values(template.findResources('AWS::IAM::Role')).find((r) =>
+      JSON.stringify(r).includes('s3:AbortMultipartUpload'),
+    ) as { Properties: { Policies: Array<{ PolicyDocument: { Statement: unknown[] } }> } };
+    const statements = role.Properties.Policies[0]!.PolicyDocument.Statement;
+    expect(statements).toHaveLength(6); // three for each archive
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:s3:::team-models/prod/${python}`]] },
+    });
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: ['s3:ListBucket'],
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::team-models']] },
+      Condition: { StringEquals: { 's3:prefix': `prod/${python}` } },
+    });
+    expect(JSON.stringify(statements)).not.toContain('*');
+    // Server-side copies: no scratch space and a small fixed memory, whatever the archives weigh.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('copies a model archive'),
+      MemorySize: 256,
+      Timeout: 900,
+      EphemeralStorage: Match.absent(),
+    });
+  });
+
+  it('keeps 3 previous versions of each archive by default, after the copies, by a deploy history of its own', () => {
     template.hasResourceProperties('Custom::MmeDeployArchiveRetention', {
       Bucket: 'team-models',
+      HistoryKey: Match.stringLikeRegexp('^\\.mme-deploy/archive-history/prod/SArchive[0-9A-F]{8}\\.json$'),
       Archives: [
-        { Prefix: 'prod/add_one_python-', Pattern: versionedKeyPattern('prod/', 'add_one_python'), Live: archive.objectKeys[0] },
-        { Prefix: 'prod/add_one_v2-', Pattern: versionedKeyPattern('prod/', 'add_one_v2'), Live: archive.objectKeys[1] },
+        {
+          Prefix: 'prod/add_one_python-',
+          Pattern: versionedKeyPattern('prod/', 'add_one_python'),
+          Live: stack.resolve(archive.objectKeys[0]),
+        },
+        { Prefix: 'prod/add_one_v2-', Pattern: versionedKeyPattern('prod/', 'add_one_v2'), Live: stack.resolve(archive.objectKeys[1]) },
       ],
       KeepVersions: 3,
       KeepForSeconds: 0,
     });
-    const [retention] = Object.values(template.findResources('Custom::MmeDeployArchiveRetention')) as Array<{ DependsOn: string[] }>;
-    expect(retention!.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^ArchiveDeploymentCustomResource/)]));
-    template.hasResourceProperties('AWS::IAM::Role', {
-      Policies: [
-        {
-          PolicyName: 'Inline',
-          PolicyDocument: {
-            Version: '2012-10-17',
-            Statement: [
-              {
-                Effect: 'Allow',
-                Action: ['s3:ListBucket'],
-                Resource: Match.anyValue(),
-                // Its own archives only (an empty prefix must not mean the whole bucket).
-                Condition: { StringLike: { 's3:prefix': ['prod/add_one_python-*', 'prod/add_one_v2-*'] } },
-              },
-              {
-                Effect: 'Allow',
-                Action: ['s3:DeleteObject'],
-                Resource: [
-                  Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':s3:::team-models/prod/add_one_python-*'])] }),
-                  Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':s3:::team-models/prod/add_one_v2-*'])] }),
-                ],
-              },
-            ],
-          },
-        },
+    const [retention] = Object.keys(template.findResources('Custom::MmeDeployArchiveRetention'));
+    const after = dependsOnTransitively(template.toJSON() as CfnTemplate, retention!);
+    expect(Object.keys(copies).filter((id) => !after.has(id))).toEqual([]);
+    const role = Object.values(template.findResources('AWS::IAM::Role')).find((r) =>
+      JSON.stringify(r).includes('s3:DeleteObject'),
+    ) as { Properties: { Policies: Array<{ PolicyDocument: { Statement: Array<Record<string, unknown>> } }> } };
+    const [readWrite, list, del] = role.Properties.Policies[0]!.PolicyDocument.Statement;
+    expect(readWrite).toMatchObject({ Action: ['s3:GetObject', 's3:PutObject'] });
+    const history = /:s3:::team-models\/\.mme-deploy\/archive-history\/prod\/SArchive[0-9A-F]{8}\.json"/;
+    expect(JSON.stringify(readWrite!.Resource)).toMatch(history);
+    type Retention = { Properties: { HistoryKey: string } };
+    const historyKey = template.findResources('Custom::MmeDeployArchiveRetention') as Record<string, Retention>;
+    expect(list).toMatchObject({
+      Action: ['s3:ListBucket'],
+      Condition: { StringEquals: { 's3:prefix': Object.values(historyKey)[0]!.Properties.HistoryKey } },
+    });
+    // Deletions: its own archives only (an empty prefix must not mean the whole bucket).
+    expect(del).toEqual({
+      Effect: 'Allow',
+      Action: ['s3:DeleteObject'],
+      Resource: [
+        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::team-models/prod/add_one_python-*']] },
+        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::team-models/prod/add_one_v2-*']] },
       ],
     });
-  });
-
-  it('copies them under the prefix on deploy, extracting the staged zips and pruning nothing', () => {
-    template.hasResourceProperties('Custom::CDKBucketDeployment', {
-      DestinationBucketName: 'team-models',
-      DestinationBucketKeyPrefix: 'prod/',
-      Prune: false,
-      SourceObjectKeys: [Match.stringLikeRegexp('\\.zip$'), Match.stringLikeRegexp('\\.zip$')],
-    });
-    template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024, EphemeralStorage: { Size: 10240 } });
   });
 
   it('does not pack an unchanged repository again (cache by content hash), and names it the same', () => {
@@ -130,7 +205,14 @@ describe('ModelArchive of valid repositories', () => {
     AssetStaging.clearAssetHashCache(); // forget the in-process cache: only the staged files may answer
     const again = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
     expect(stagedArchives(outdir)).toEqual(before);
-    expect(again.archive.targetModels).toEqual(archive.targetModels);
+    expect(again.archive.literalTargetModels).toEqual(archive.literalTargetModels);
+  });
+
+  it('names a cached archive from its staged bytes when the record of its packing is gone', () => {
+    rmSync(join(outdir, 'mme-deploy-archives'), { recursive: true, force: true });
+    AssetStaging.clearAssetHashCache();
+    const again = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
+    expect(again.archive.literalTargetModels).toEqual(archive.literalTargetModels);
   });
 
   it('packs a repository again when its content changes', () => {
@@ -146,12 +228,47 @@ describe('ModelArchive of valid repositories', () => {
       const second = synthIn(changingOut, { repositories: [{ path: copy, name: 'changing' }] });
       expect(hashOf(second)).not.toEqual(hashOf(first));
       // A new TargetModel: instances that cached the old archive never serve it under the new name.
-      expect(second.archive.targetModels[0]).not.toEqual(first.archive.targetModels[0]);
-      expect(second.archive.targetModels[0]).toMatch(/^changing-[0-9a-f]{12}\.tar\.gz$/);
+      expect(second.archive.literalTargetModels[0]).not.toEqual(first.archive.literalTargetModels[0]);
+      expect(second.archive.literalTargetModels[0]).toMatch(/^changing-[0-9a-f]{12}\.tar\.gz$/);
     } finally {
       rmSync(copy, { recursive: true, force: true });
       rmSync(changingOut, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ModelArchive names handed to consumers', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+  function consumerTemplate(name: (archive: ModelArchive) => string) {
+    const app = new App({ outdir });
+    const stack = new Stack(app, 'S');
+    const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'team-models');
+    const archive = new ModelArchive(stack, 'Archive', { bucket, repositories: [valid], output: false });
+    new lambda.Function(stack, 'Client', {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('exports.handler = async () => {};'),
+      environment: { TARGET_MODEL: name(archive) },
+    });
+    new CfnOutput(stack, 'Model', { value: name(archive) });
+    const template = app.synth().getStackByName('S').template as CfnTemplate & { Outputs: Record<string, { Value: unknown }> };
+    const ofType = (type: string) => Object.keys(template.Resources).filter((id) => template.Resources[id]!.Type === type);
+    const [client] = ofType('AWS::Lambda::Function').filter((id) => id.startsWith('Client'));
+    const [copy] = ofType('Custom::MmeDeployArchiveCopy');
+    return { template, client: client!, copy: copy! };
+  }
+
+  it('a function whose environment holds a TargetModel is deployed only after that archive is in S3', () => {
+    const { template, client, copy } = consumerTemplate((archive) => archive.targetModelOf('add_one_python'));
+    expect(dependsOnTransitively(template, client).has(copy)).toBe(true);
+    expect(template.Outputs.Model!.Value).toEqual({ 'Fn::GetAtt': [copy, 'TargetModel'] });
+  });
+
+  it('the literal names carry no such dependency (why consumers get the tokens)', () => {
+    const { template, client, copy } = consumerTemplate((archive) => archive.literalTargetModels[0]!);
+    expect(dependsOnTransitively(template, client).has(copy)).toBe(false);
   });
 });
 
@@ -177,14 +294,13 @@ describe('ModelArchive of a repository with warnings', () => {
   it('packs it and shows each warning as a synth warning', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
     try {
-      const { stack } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
+      const { stack, archive } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
       Annotations.fromStack(stack).hasWarning(
         '/S/Archive',
         Match.stringLikeRegexp('^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]'),
       );
-      expect(stagedArchives(outdir).map((a) => a.file.split('/').pop())).toEqual([
-        expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/),
-      ]);
+      expect(stagedArchives(outdir)).toHaveLength(1);
+      expect(archive.literalTargetModels).toEqual([expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/)]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }

@@ -42,7 +42,8 @@ const models = new ModelArchive(stack, 'Models', {
   prefix: endpoint.prefix,
 });
 const name: string = versionedTargetModel('add_one_python', '0'.repeat(64));
-if (targetModelProblems(name) !== undefined || !models.targetModels[0]!.startsWith('add_one_python-')) throw new Error('unexpected names');
+const literal = models.literalTargetModels[0]!;
+if (targetModelProblems(name) !== undefined || !literal.startsWith('add_one_python-')) throw new Error('unexpected names');
 app.synth();
 `;
 
@@ -195,7 +196,7 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
           const types = Object.values(template.Resources).map((r) => r.Type);
           for (const type of [
             'AWS::SageMaker::Endpoint',
-            'Custom::CDKBucketDeployment',
+            'Custom::MmeDeployArchiveCopy',
             'Custom::MmeDeployScalingGuard',
             'Custom::MmeDeployArchiveRetention',
           ]) {

@@ -21,6 +21,9 @@ describe('TritonMmeStack without model repositories', () => {
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider ' +
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM5[Resource::*]',
+      // aws-cdk-lib's template validation on Fn::GetAtt EndpointName, a documented attribute its schema lacks.
+      'TritonMme/Endpoint CloudFormation-Validate::E9004',
+      'TritonMme/Endpoint CloudFormation-Validate::F6101',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::*]',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/models/*]',
       'TritonMme/Endpoint/ExecutionPolicy ' +
@@ -77,32 +80,16 @@ describe('TritonMmeStack with the example repository (the app default)', () => {
   const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme', { modelRepositories: [example] }), featureFlags);
   const template = Template.fromJSON(outcome.templates.TritonMme);
 
-  it('passes cdk-nag AwsSolutions, acknowledging only the upload function aws-cdk-lib provides', () => {
+  it('passes cdk-nag AwsSolutions, acknowledging only the managed log policy of the archive functions', () => {
     expect(outcome.error).toBeUndefined();
     expect(outcome.findings).toEqual([]);
-    const upload = outcome.acknowledged.filter((a) => a.paths.every((p) => p.startsWith('TritonMme/Custom::CDKBucketDeployment')));
-    expect(upload.map((a) => a.rule).sort()).toEqual([
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
-      'AwsSolutions-IAM5[Action::s3:Abort*]',
-      'AwsSolutions-IAM5[Action::s3:DeleteObject*]',
-      'AwsSolutions-IAM5[Action::s3:GetBucket*]',
-      'AwsSolutions-IAM5[Action::s3:GetObject*]',
-      'AwsSolutions-IAM5[Action::s3:List*]',
-      'AwsSolutions-IAM5[Resource::<EndpointModelBucketEFAB4E94.Arn>/*]',
-      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
-      'AwsSolutions-L1',
-    ]);
-    expect(
-      outcome.acknowledged
-        .filter((a) => !upload.includes(a))
-        .map((a) => `${a.paths.join()} ${a.rule.slice(0, 30)}`)
-        .sort(),
-    ).toEqual([
+    expect(outcome.acknowledged.map((a) => `${a.paths.join()} ${a.rule.slice(0, 30)}`).sort()).toEqual([
+      'TritonMme/Custom::MmeDeployArchiveCopyCustomResourceProvider AwsSolutions-IAM4[Policy::arn:',
       'TritonMme/Custom::MmeDeployArchiveRetentionCustomResourceProvider AwsSolutions-IAM4[Policy::arn:',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM4[Policy::arn:',
       'TritonMme/Custom::MmeDeployScalingGuardCustomResourceProvider AwsSolutions-IAM5[Resource::*]',
+      'TritonMme/Endpoint CloudFormation-Validate::E9004',
+      'TritonMme/Endpoint CloudFormation-Validate::F6101',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::*]',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::<E',
       'TritonMme/Endpoint/ExecutionPolicy AwsSolutions-IAM5[Resource::ar',
@@ -110,8 +97,14 @@ describe('TritonMmeStack with the example repository (the app default)', () => {
     for (const a of outcome.acknowledged) expect(a.reason!.length).toBeGreaterThan(60);
   });
 
-  it('uploads sentiment_onnx-<hash>.tar.gz under the endpoint prefix and outputs its TargetModel', () => {
-    template.hasResourceProperties('Custom::CDKBucketDeployment', { DestinationBucketKeyPrefix: 'models/', Prune: false });
-    expect(template.toJSON().Outputs.TargetModels.Value).toMatch(/^sentiment_onnx-[0-9a-f]{12}\.tar\.gz$/);
+  it('copies sentiment_onnx-<hash>.tar.gz under the endpoint prefix and outputs its TargetModel once copied', () => {
+    template.hasResourceProperties('Custom::MmeDeployArchiveCopy', {
+      Key: Match.stringLikeRegexp('^models/sentiment_onnx-[0-9a-f]{12}\\.tar\\.gz$'),
+      TargetModel: Match.stringLikeRegexp('^sentiment_onnx-[0-9a-f]{12}\\.tar\\.gz$'),
+    });
+    const [copy] = Object.keys(template.findResources('Custom::MmeDeployArchiveCopy'));
+    const [retention] = Object.keys(template.findResources('Custom::MmeDeployArchiveRetention'));
+    expect(template.toJSON().Outputs.TargetModels.Value).toEqual({ 'Fn::GetAtt': [copy, 'TargetModel'] });
+    expect(template.toJSON().Outputs.ArchiveCleanup.Value).toEqual({ 'Fn::GetAtt': [retention, 'Problems'] });
   });
 });

@@ -103,6 +103,18 @@ describe('TritonMultiModelEndpoint with every default (env-agnostic stack)', () 
         },
         VersioningConfiguration: { Status: 'Enabled' },
         BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        // Versioned, yet not forever: deleted archives are recoverable for 30 days, then expire.
+        LifecycleConfiguration: {
+          Rules: [
+            {
+              Id: 'ArchiveVersions',
+              Status: 'Enabled',
+              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+              ExpiredObjectDeleteMarker: true,
+              AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 },
+            },
+          ],
+        },
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -481,6 +493,32 @@ describe('TritonMultiModelEndpoint grants, removal and the bucket lifecycle', ()
     expect(() =>
       stackWith({ modelBucket: s3.Bucket.fromBucketName(other, 'B', 'mine'), modelBucketRemovalPolicy: RemovalPolicy.DESTROY }),
     ).toThrow(/apply to the bucket the endpoint creates, not to modelBucket/);
+  });
+
+  it('bounds noncurrent versions of the new bucket as configured, and refuses what S3 would', () => {
+    const { stack } = stackWith({
+      modelBucketNoncurrentVersionExpiration: Duration.days(7),
+      modelBucketNoncurrentVersionsToRetain: 2,
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: [
+          Match.objectLike({ Id: 'ArchiveVersions', NoncurrentVersionExpiration: { NoncurrentDays: 7, NewerNoncurrentVersions: 2 } }),
+        ],
+      },
+    });
+    let message = '';
+    try {
+      stackWith({ modelBucketNoncurrentVersionExpiration: Duration.hours(12), modelBucketNoncurrentVersionsToRetain: 0 });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('modelBucketNoncurrentVersionExpiration must be a whole number of days, at least 1; got 12 hours.');
+    expect(message).toContain('modelBucketNoncurrentVersionsToRetain must be a whole number from 1 to 100, got 0.');
+    const other = new Stack(new App(), 'O');
+    expect(() =>
+      stackWith({ modelBucket: s3.Bucket.fromBucketName(other, 'B', 'mine'), modelBucketNoncurrentVersionExpiration: Duration.days(3) }),
+    ).toThrow(/apply to the bucket the endpoint creates; give modelBucket's own lifecycle rules instead/);
   });
 });
 

@@ -40,14 +40,23 @@ describe('a model change', () => {
     rmSync(join(repository, '..'), { recursive: true, force: true });
   });
   cpSync(join(__dirname, 'fixtures', 'repositories', 'add_one_python'), repository, { recursive: true });
-  const before = synth(outdir, { modelRepositories: [repository] });
+  const steady = { path: join(__dirname, 'fixtures', 'repositories', 'add_one_python'), name: 'steady' };
+  const before = synth(outdir, { modelRepositories: [repository, steady] });
   writeFileSync(join(repository, 'add_one', '1', 'model.py'), '# changed\n', { flag: 'a' });
-  const after = synth(outdir, { modelRepositories: [repository] });
+  const after = synth(outdir, { modelRepositories: [repository, steady] });
+  const copies = (t: typeof before) => ofTypes(t.resources, ['Custom::MmeDeployArchiveCopy']);
 
-  it('ships the new archive under a new TargetModel, uploaded next to the old one (no pruning)', () => {
-    expect(after.outputs.TargetModels!.Value).not.toEqual(before.outputs.TargetModels!.Value);
-    const [upload] = Object.values(ofTypes(after.resources, ['Custom::CDKBucketDeployment']));
-    expect(upload!.Properties).toMatchObject({ Prune: false, DestinationBucketKeyPrefix: 'models/' });
+  it('ships the changed archive under a new TargetModel, copied next to the old one (no pruning)', () => {
+    const changed = (t: typeof before) => Object.values(copies(t)).find((r) => String(r.Properties!.TargetModel).startsWith('add_one-'))!;
+    expect(changed(after).Properties!.Key).not.toEqual(changed(before).Properties!.Key);
+    expect(changed(after).Properties!.Key).toMatch(/^models\/add_one-[0-9a-f]{12}\.tar\.gz$/);
+  });
+
+  it('leaves the copy of the unchanged archive exactly as it was: CloudFormation does not run it again', () => {
+    const unchanged = (t: typeof before) =>
+      Object.entries(copies(t)).filter(([, r]) => String(r.Properties!.TargetModel).startsWith('steady-'));
+    expect(unchanged(after)).toEqual(unchanged(before));
+    expect(unchanged(after)).toHaveLength(1);
   });
 
   it('leaves the model, endpoint configuration, endpoint and autoscaling exactly as they were', () => {
