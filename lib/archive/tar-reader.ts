@@ -274,9 +274,10 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
         pending.from ??= offset;
         continue;
       case 'g':
-        // Global records apply to every later entry; none that this reader acts on belongs there, but the
-        // syntax is checked all the same.
-        parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK);
+        // Global records apply to every later entry. GNU tar decodes them as it decodes an 'x' header's (src/xheader.c
+        // xheader_decode_global) and fails the archive on a malformed size or GNU.sparse.* value there too, as bsdtar
+        // does on the size: they are checked the same way, then set aside (none of them names or sizes an entry here).
+        applyPax({}, parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK), offset);
         continue;
       case 'L':
         pending.path = stripNuls(await bytes.readMetadata(header.size, offset));
