@@ -91,9 +91,10 @@ export interface DiskFilesOptions {
   readonly plainDirs?: Iterable<string>;
 }
 
-/** What is at a path, links followed, and whether the path itself is a link. */
+/** What is at a path, links followed, and whether the path itself is a link (kept small: one per file asked about). */
 interface Entry {
-  readonly stats: Stats;
+  readonly kind: FileInfo['kind'];
+  readonly size: number;
   readonly link: boolean;
 }
 
@@ -115,7 +116,7 @@ const NO_FOLLOW = constants.O_NOFOLLOW === undefined ? 'r' : constants.O_RDONLY 
  */
 export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
   let texts: Map<string, string | undefined> | undefined;
-  const entries = new Map<string, Entry | undefined>();
+  let entries: Map<string, Entry | undefined> | undefined;
   const failed = (path: string, err: unknown): undefined => {
     const e = err as NodeJS.ErrnoException;
     if (!ABSENT.has(e.code ?? '')) onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
@@ -123,21 +124,28 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
   };
   /** lstat, then stat through a link; undefined when nothing is there (a dangling link included). Throws otherwise. */
   const entry = (path: string): Entry | undefined => {
+    entries ??= new Map();
     if (entries.has(path)) return entries.get(path);
     let stats: Stats | undefined = lstatSync(path, { throwIfNoEntry: false });
     const link = stats?.isSymbolicLink() === true;
     if (link) stats = statSync(path, { throwIfNoEntry: false });
-    const found = stats && { stats, link };
+    const found: Entry | undefined = stats && {
+      kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other',
+      size: stats.size,
+      link,
+    };
     entries.set(path, found);
     return found;
   };
   const { rootReal } = options;
-  // Directory -> whether its real path is inside the repository.
-  const dirsInside = new Map<string, boolean>();
-  for (const dir of options.plainDirs ?? []) dirsInside.set(dir, true);
+  const plainDirs = options.plainDirs === undefined ? [] : [...options.plainDirs];
+  // Directories resolved so far -> whether their real path is inside the repository.
+  let resolved: Map<string, boolean> | undefined;
   const dirInside = (dir: string): boolean => {
-    let inside = dirsInside.get(dir);
-    if (inside === undefined) dirsInside.set(dir, (inside = linkOutside(rootReal!, dir) === undefined));
+    if (plainDirs.includes(dir)) return true;
+    resolved ??= new Map();
+    let inside = resolved.get(dir);
+    if (inside === undefined) resolved.set(dir, (inside = linkOutside(rootReal!, dir) === undefined));
     return inside;
   };
   // Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root.
@@ -154,12 +162,11 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
         if (!found) return undefined;
         // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
         // A file whose text was read is readable (python models: model.py is read before it is looked at).
-        if (found.stats.isFile() && texts?.get(path) === undefined) accessSync(path, constants.R_OK);
+        if (found.kind === 'file' && texts?.get(path) === undefined) accessSync(path, constants.R_OK);
       } catch (err) {
         return failed(path, err);
       }
-      const { stats } = found;
-      return { kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other', size: stats.size };
+      return { kind: found.kind, size: found.size };
     },
     readText(path) {
       texts ??= new Map();
@@ -168,7 +175,7 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
         try {
           // Only a regular file: reading a FIFO would wait forever for a writer.
           const found = entry(path);
-          if (found?.stats.isFile()) {
+          if (found?.kind === 'file') {
             checkInside(path, found);
             const fd = openSync(path, found.link ? 'r' : NO_FOLLOW);
             try {
@@ -197,7 +204,7 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
       try {
         const found = entry(path);
         if (found) checkInside(path, found);
-        fd = openSync(path, found && !found.link && found.stats.isFile() ? NO_FOLLOW : 'r');
+        fd = openSync(path, found && !found.link && found.kind === 'file' ? NO_FOLLOW : 'r');
       } catch (err) {
         failed(path, err);
         return (err as NodeJS.ErrnoException).code ?? String(err);

@@ -102,7 +102,8 @@ export function makeDifferentialCase(random: RandomSource, seedList: readonly Se
     const tar = afterEnd
       ? Buffer.concat([seed.tar, extra])
       : Buffer.concat([seed.tar.subarray(0, end), extra, Buffer.alloc(2 * TAR_BLOCK)]);
-    return { description: `${seed.name}: ${what} appended ${afterEnd ? 'after the end blocks' : 'as the last member'}`, bytes: gzipSync(tar) };
+    const where = afterEnd ? 'after the end blocks' : 'as the last member';
+    return { description: `${seed.name}: ${what} appended ${where}`, bytes: gzipSync(tar) };
   }
   if (kind === 6) {
     // PAX records (an 'x', 'g' or old 'X' header) put before one of the members.
@@ -112,7 +113,8 @@ export function makeDifferentialCase(random: RandomSource, seedList: readonly Se
     const data = Buffer.from(records, 'utf8');
     const header = typeflag === 'x' ? paxMember(records) : member({ name: 'PaxHeader', typeflag, size: data.length }, data);
     const tar = Buffer.concat([seed.tar.subarray(0, at), header, seed.tar.subarray(at)]);
-    return { description: `${seed.name}: '${typeflag}' header ${JSON.stringify(records)} before the header at ${at}`, bytes: gzipSync(tar) };
+    const description = `${seed.name}: '${typeflag}' header ${JSON.stringify(records)} before the header at ${at}`;
+    return { description, bytes: gzipSync(tar) };
   }
   // The tar split across gzip members, and what may come between or after them.
   const cut = int(seed.tar.length + 1);

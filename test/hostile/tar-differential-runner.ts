@@ -18,7 +18,12 @@ import { compareEntries, gnuListing, ListedEntry } from './tar-listing';
 const TOOL_TIMEOUT_MS = 10_000 * (Number(process.env.MME_TEST_TIMEOUT_SCALE) || 1);
 
 interface Verdicts {
-  readonly ours: { readonly entries?: ListedEntry[]; readonly error?: unknown; readonly extracted: boolean; readonly extractError?: unknown };
+  readonly ours: {
+    readonly entries?: ListedEntry[];
+    readonly error?: unknown;
+    readonly extracted: boolean;
+    readonly extractError?: unknown;
+  };
   readonly gnuList: { readonly ok: boolean; readonly entries: ListedEntry[] };
   readonly gnuExtract: boolean;
   readonly bsdList: boolean;

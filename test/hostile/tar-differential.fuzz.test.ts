@@ -98,6 +98,7 @@ suiteUnless(notGnu)('differential fuzzing against GNU tar and bsdtar', () => {
       expect(count((o) => o.startsWith('---'))).toBeGreaterThan(CASES / 10);
       expect(count((o) => o.startsWith('++'))).toBeGreaterThan(CASES / 10);
       expect(count((o) => o.endsWith('='))).toBeGreaterThan(CASES / 10);
-    });
+      // A few tens of ms per case on a quiet machine (five short processes and our reader); scaled by the load.
+    }, 60_000 + CASES * 200);
   });
 });
