@@ -246,6 +246,9 @@ interface Overrides {
 
 async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise<void> {
   let pending: Overrides = {};
+  // What global ('g') headers set: every later entry's, under its own 'x' records, as GNU tar applies them
+  // (src/xheader.c xheader_decode: the global records first, then the member's own).
+  const global: Overrides = {};
   let entries = 0;
   for (;;) {
     const offset = bytes.position;
@@ -274,10 +277,10 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
         pending.from ??= offset;
         continue;
       case 'g':
-        // Global records apply to every later entry. GNU tar decodes them as it decodes an 'x' header's (src/xheader.c
-        // xheader_decode_global) and fails the archive on a malformed size or GNU.sparse.* value there too, as bsdtar
-        // does on the size: they are checked the same way, then set aside (none of them names or sizes an entry here).
-        applyPax({}, parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK), offset);
+        // Global records apply to every later entry (path, size, linkpath, GNU.sparse.*): GNU tar decodes them as an
+        // 'x' header's (src/xheader.c xheader_decode_global) and fails the archive on a malformed value there too.
+        applyPax(global, parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK), offset);
+        delete global.from;
         continue;
       case 'L':
         pending.path = stripNuls(await bytes.readMetadata(header.size, offset));
@@ -289,6 +292,7 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
         continue;
     }
     entries++;
+    pending = { ...global, ...pending };
     const rawPath = pending.path ?? header.name;
     const type = entryType(header.typeflag, rawPath);
     // What follows the header, as GNU tar reads it (src/list.c): a hard link has size 0 on the medium whatever its

@@ -4,7 +4,7 @@
 /** One entry as a listing shows it: its path (no `./` before, no `/` after), kind letter and size (files only). */
 export interface ListedEntry {
   readonly path: string;
-  /** `-` file, `d` directory, `l` symbolic link, `h` hard link, `c`/`b` devices, `p` FIFO, `?` any other. */
+  /** `-` file, `d` directory, `l` symbolic link, `h` hard link, `c`/`b` devices, `p` FIFO, `C` contiguous, `?` other. */
   readonly kind: string;
   readonly size: number;
 }
@@ -54,6 +54,10 @@ export interface EntryComparison {
 
 /**
  * Our entries against GNU tar's listing of the same archive. Known differences, each deliberate:
+ * - Sparse members (GNU.sparse.* records, or the old GNU type flag 'S'): our reader reports them as 'other' without
+ *   decoding their sparse map, and the extractor refuses them (a model archive has no reason to hold one); GNU tar
+ *   lists them as files of their real size, and refuses one whose map is malformed. Ours (`s`) match a GNU tar file
+ *   of any size, and reading an archive with one that both refuse is not counted against us (extracting it would be).
  * - An 'x' header's empty `path=` deletes the override (POSIX pax: "a zero length <value> shall delete any
  *   ... previously entered extended header value"), as libarchive reads it (bsdtar lists the header's name); GNU tar
  *   sets the name to "" (src/xheader.c path_decoder), lists it without a name and fails its extraction ("Substituting
@@ -64,7 +68,12 @@ export function compareEntries(ours: readonly ListedEntry[], gnu: readonly Liste
   if (!all.every((e) => PLAIN.test(e.path))) return { compared: false };
   const show = (e: ListedEntry) => `${e.kind} ${e.path}${e.kind === '-' ? ` ${e.size}` : ''}`;
   const mine = ours.map(show);
-  const theirs = gnu.map((e, i) => show(e.path === '.' && ours[i] && ours[i]!.path !== '.' ? { ...e, path: ours[i]!.path } : e));
+  const theirs = gnu.map((e, i) => {
+    const our = ours[i];
+    if (our && e.path === '.' && our.path !== '.') return show({ ...e, path: our.path });
+    if (our?.kind === 's' && e.kind === '-' && e.path === our.path) return show(our);
+    return show(e);
+  });
   if (mine.length === theirs.length && mine.every((e, i) => e === theirs[i])) return { compared: true };
   const at = mine.findIndex((e, i) => e !== theirs[i]);
   return {
