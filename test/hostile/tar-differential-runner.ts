@@ -64,12 +64,14 @@ function judge(fuzz: DifferentialCase, jail: string): Promise<Verdicts> {
   mkdirSync(jail, { recursive: true });
   const archive = join(jail, 'case.tar.gz');
   writeFileSync(archive, fuzz.bytes);
-  const run = (command: string, args: string[]) =>
-    spawnSync(command, args, { encoding: 'latin1', timeout: TOOL_TIMEOUT_MS, env: { ...process.env, LC_ALL: 'C' } });
+  // GNU tar lists in the C locale, so every byte that is not printable ASCII is escaped alike; bsdtar in a UTF-8 one,
+  // since in the C locale it fails on any UTF-8 name ("Pathname can't be converted from UTF-8 to current locale").
+  const run = (command: string, args: string[], locale = 'C') =>
+    spawnSync(command, args, { encoding: 'latin1', timeout: TOOL_TIMEOUT_MS, env: { ...process.env, LC_ALL: locale } });
   const list = run('tar', ['--numeric-owner', '--quoting-style=escape', '-tvzf', archive]);
   mkdirSync(join(jail, 'gnu'));
   const extract = run('tar', ['-xzf', archive, '-C', join(jail, 'gnu')]);
-  const bsd = run('bsdtar', ['-tzf', archive]);
+  const bsd = run('bsdtar', ['-tzf', archive], 'C.UTF-8');
   return (async () => {
     const read = await ourEntries(fuzz.bytes);
     let extracted = false;
