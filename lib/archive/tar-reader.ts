@@ -302,16 +302,18 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
     // define "the number of logical records written following the header shall be (size+511)/512". Parsing those
     // bytes as headers would show entries GNU tar does not (checked against GNU tar 1.34 in the tests).
     const stored = header.typeflag === '1' || header.typeflag === '5' ? 0 : (pending.size ?? header.size);
-    const readable = type === 'file' && !pending.sparse ? stored : 0;
+    // Sparse records make a regular file sparse; GNU tar reads any other entry as it is (src/list.c decode_header).
+    const sparse = pending.sparse === true && type === 'file';
+    const readable = type === 'file' && !sparse ? stored : 0;
     const linkName = pending.linkName ?? header.linkName;
     const entry: TarEntry = {
       path: normalizeEntryPath(rawPath),
-      type: pending.sparse ? 'other' : type,
+      type: sparse ? 'other' : type,
       size: readable,
       mode: header.mode,
       typeflag: header.typeflag,
       ...(type === 'symlink' || header.typeflag === '1' ? { linkName } : {}),
-      ...(pending.sparse ? { sparse: true as const } : {}),
+      ...(sparse ? { sparse: true as const } : {}),
     };
     pending = {};
     const content = new EntryContent(bytes, readable, `the data of "${entry.path}"`);
@@ -352,6 +354,8 @@ function applyPax(pending: Overrides, records: PaxRecords, offset: number): void
         // GNU tar: "Malformed extended header: invalid GNU.sparse.major=x", and exit status 2 (src/xheader.c).
         throw invalidArchive(`not a valid tar archive: malformed extended header at byte ${offset}: ${problem}`);
       }
+      // The sparse file's real name, which GNU tar lists and extracts it as (src/xheader.c sparse_path_decoder).
+      if (key === 'GNU.sparse.name') pending.path = value;
       pending.sparse = true;
     }
   }
