@@ -58,6 +58,9 @@ export interface EntryComparison {
  *   decoding their sparse map, and the extractor refuses them (a model archive has no reason to hold one); GNU tar
  *   lists them as files of their real size, and refuses one whose map is malformed. Ours (`s`) match a GNU tar file
  *   of any size, and reading an archive with one that both refuse is not counted against us (extracting it would be).
+ *   Sparse records before a member that is no regular file make nothing sparse here (a directory stays one, as in GNU
+ *   tar's listing); GNU tar fails on some such members (it looks for a sparse map): reading those is not counted
+ *   either.
  * - An 'x' header's empty `path=` deletes the override (POSIX pax: "a zero length <value> shall delete any
  *   ... previously entered extended header value"), as libarchive reads it (bsdtar lists the header's name); GNU tar
  *   sets the name to "" (src/xheader.c path_decoder), lists it without a name and fails its extraction ("Substituting
