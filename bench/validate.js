@@ -2,6 +2,9 @@
 // Validator throughput: generates a 10,000-model repository of varied configs, then prints configs/s for parsing
 // alone and wall seconds for the whole `mme-deploy validate` (a separate process, as a user runs it).
 // Target: the whole repository in < 1.5 s on a 2-core machine. Needs `npm run build`.
+// Then a 10,000-model python repository (20,000 small files: config.pbtxt and 1/model.py each), validated beside the
+// read floor: a node process that only lists the repository and reads every file, synchronously (issue 23 item 8).
+// Target: validate within 1.5x of the floor.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync } = require('node:fs');
@@ -101,9 +104,52 @@ for (let i = 0; i < 3; i++) {
 if (process.env.KEEP_REPO) console.log(`repository kept at ${repo}`);
 else rmSync(repo, { recursive: true, force: true });
 const best = Math.min(...runs);
+const pythonRepo = pythonRepository();
 console.log(`validate benchmark: ${MODELS} models, ${(bytes / 1024 / 1024).toFixed(1)} MiB of config.pbtxt`);
 console.log(
   `  parse alone:      ${(MODELS / parseSeconds).toFixed(0)} configs/s (${(bytes / parseSeconds / 1024 / 1024).toFixed(1)} MiB/s)`,
 );
 console.log(`  whole validate:   ${best.toFixed(2)} s wall (best of ${runs.length}: ${runs.map((r) => r.toFixed(2)).join(', ')})`);
 console.log(`  target < 1.5 s -> ${best < 1.5 ? 'met' : 'NOT met'}`);
+console.log(`python repository: ${MODELS} models, ${MODELS * 2} files (config.pbtxt, 1/model.py)`);
+const seconds = (runs) => runs.map((r) => r.toFixed(2)).join(', ');
+console.log(`  read floor:       ${pythonRepo.floor.toFixed(2)} s wall (best of 3: ${seconds(pythonRepo.floors)})`);
+console.log(`  whole validate:   ${pythonRepo.validate.toFixed(2)} s wall (best of 3: ${seconds(pythonRepo.validates)})`);
+const ratio = pythonRepo.validate / pythonRepo.floor;
+console.log(`  validate / floor: ${ratio.toFixed(2)}x, target <= 1.5x -> ${ratio <= 1.5 ? 'met' : 'NOT met'}`);
+
+/** Writes the python repository, times the read floor and validate (each best of 3, alternated), then removes it. */
+function pythonRepository() {
+  const root = mkdtempSync(join(tmpdir(), 'mme-bench-python-'));
+  const source = 'class TritonPythonModel:\n    def execute(self, requests):\n        return []\n';
+  for (let n = 0; n < MODELS; n++) {
+    mkdirSync(join(root, `p${n}`, '1'), { recursive: true });
+    writeFileSync(join(root, `p${n}`, 'config.pbtxt'), kinds[3](n).text.replace(`'m${n}'`, `'p${n}'`));
+    writeFileSync(join(root, `p${n}`, '1', 'model.py'), source);
+  }
+  // What node needs just to read the files: list each directory and read each file, nothing else.
+  const floorScript = `
+    const { readdirSync, readFileSync } = require('node:fs');
+    const { join } = require('node:path');
+    const walk = (dir) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(join(dir, entry.name));
+        else readFileSync(join(dir, entry.name));
+      }
+    };
+    walk(process.argv[1]);`;
+  const time = (args) => {
+    const begin = process.hrtime.bigint();
+    const result = spawnSync(process.execPath, args, { maxBuffer: 1 << 28 });
+    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: exit ${result.status}, ${result.stderr}`);
+    return Number(process.hrtime.bigint() - begin) / 1e9;
+  };
+  const floors = [];
+  const validates = [];
+  for (let i = 0; i < 3; i++) {
+    floors.push(time(['-e', floorScript, root]));
+    validates.push(time([join(dist, 'bin', 'mme-deploy.js'), 'validate', root, '--json']));
+  }
+  rmSync(root, { recursive: true, force: true });
+  return { floors, validates, floor: Math.min(...floors), validate: Math.min(...validates) };
+}

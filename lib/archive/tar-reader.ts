@@ -246,6 +246,9 @@ interface Overrides {
 
 async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise<void> {
   let pending: Overrides = {};
+  // What global ('g') headers set: every later entry's, under its own 'x' records, as GNU tar applies them
+  // (src/xheader.c xheader_decode: the global records first, then the member's own).
+  const global: Overrides = {};
   let entries = 0;
   for (;;) {
     const offset = bytes.position;
@@ -274,9 +277,10 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
         pending.from ??= offset;
         continue;
       case 'g':
-        // Global records apply to every later entry; none that this reader acts on belongs there, but the
-        // syntax is checked all the same.
-        parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK);
+        // Global records apply to every later entry (path, size, linkpath, GNU.sparse.*): GNU tar decodes them as an
+        // 'x' header's (src/xheader.c xheader_decode_global) and fails the archive on a malformed value there too.
+        applyPax(global, parsePaxRecords(await bytes.readMetadata(header.size, offset), offset + TAR_BLOCK), offset);
+        delete global.from;
         continue;
       case 'L':
         pending.path = stripNuls(await bytes.readMetadata(header.size, offset));
@@ -288,6 +292,7 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
         continue;
     }
     entries++;
+    pending = { ...global, ...pending };
     const rawPath = pending.path ?? header.name;
     const type = entryType(header.typeflag, rawPath);
     // What follows the header, as GNU tar reads it (src/list.c): a hard link has size 0 on the medium whatever its
@@ -297,16 +302,18 @@ async function readEntries(bytes: ByteSource, onEntry: TarEntryHandler): Promise
     // define "the number of logical records written following the header shall be (size+511)/512". Parsing those
     // bytes as headers would show entries GNU tar does not (checked against GNU tar 1.34 in the tests).
     const stored = header.typeflag === '1' || header.typeflag === '5' ? 0 : (pending.size ?? header.size);
-    const readable = type === 'file' && !pending.sparse ? stored : 0;
+    // Sparse records make a regular file sparse; GNU tar reads any other entry as it is (src/list.c decode_header).
+    const sparse = pending.sparse === true && type === 'file';
+    const readable = type === 'file' && !sparse ? stored : 0;
     const linkName = pending.linkName ?? header.linkName;
     const entry: TarEntry = {
       path: normalizeEntryPath(rawPath),
-      type: pending.sparse ? 'other' : type,
+      type: sparse ? 'other' : type,
       size: readable,
       mode: header.mode,
       typeflag: header.typeflag,
       ...(type === 'symlink' || header.typeflag === '1' ? { linkName } : {}),
-      ...(pending.sparse ? { sparse: true as const } : {}),
+      ...(sparse ? { sparse: true as const } : {}),
     };
     pending = {};
     const content = new EntryContent(bytes, readable, `the data of "${entry.path}"`);
@@ -347,6 +354,8 @@ function applyPax(pending: Overrides, records: PaxRecords, offset: number): void
         // GNU tar: "Malformed extended header: invalid GNU.sparse.major=x", and exit status 2 (src/xheader.c).
         throw invalidArchive(`not a valid tar archive: malformed extended header at byte ${offset}: ${problem}`);
       }
+      // The sparse file's real name, which GNU tar lists and extracts it as (src/xheader.c sparse_path_decoder).
+      if (key === 'GNU.sparse.name') pending.path = value;
       pending.sparse = true;
     }
   }

@@ -277,10 +277,20 @@ function loadModel(model: ModelDirectory): LoadedModel {
       subdirs: entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name),
       hasConfig,
       configText,
-      files: diskFiles(onUnreadable, { rootReal }),
+      files: diskFiles(onUnreadable, { rootReal, plainDirs: linked ? [] : plainDirs(dir, entries) }),
     },
     diagnostics,
   );
+}
+
+/**
+ * The model directory and its subdirectories that readdir's entry types show are directories, not links: with the
+ * model directory itself not a link, their real paths are inside the repository without asking realpath.
+ */
+function plainDirs(dir: string, entries: Dirent[]): string[] {
+  const dirs = [dir];
+  for (const e of entries) if (e.isDirectory()) dirs.push(join(dir, e.name));
+  return dirs;
 }
 
 interface ConfigRead {

@@ -2,8 +2,10 @@
 // Discovery gives each model a view of the disk; a test gives one built from a list. Rules never call the file system
 // themselves, so a rule that reads only the config is tested from a string.
 
-import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, statSync }
-  from 'node:fs';
+import {
+  accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync,
+  statSync, type Stats,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { isInside } from '../paths';
 
@@ -81,39 +83,90 @@ export interface DiskFilesOptions {
    * LINK_LEAVES_REPOSITORY). @default - files are read wherever links lead
    */
   readonly rootReal?: string;
+  /**
+   * Directories known to lie inside the repository with no symbolic link on their way (readdir's entry types told:
+   * the model directory and its plain subdirectories). A file in one of them that is not itself a link is inside
+   * without asking realpath. @default - none: every directory is resolved once
+   */
+  readonly plainDirs?: Iterable<string>;
 }
+
+/** What is at a path, links followed, and whether the path itself is a link (kept small: one per file asked about). */
+interface Entry {
+  readonly kind: FileInfo['kind'];
+  readonly size: number;
+  readonly link: boolean;
+}
+
+/**
+ * Opens a regular file that lstat showed is not a link without following one: a link put there since lstat is refused
+ * (ELOOP), never followed out of the repository. Not on Windows, which has no such flag (and no such race to lose).
+ */
+const NO_FOLLOW = constants.O_NOFOLLOW === undefined ? 'r' : constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /**
  * The model's files as they are on disk, read on demand and remembered: a model is asked about a handful of paths,
  * so reading its whole tree up front (a SavedModel, a conda environment) would cost far more than it saves.
  * A path that exists but cannot be read (EACCES, ELOOP, EIO, a regular file this user may not read) is reported to
  * `onUnreadable` and looks absent to the rules: the caller reports it as a read error, not as a fault of the model.
+ *
+ * Where a file lives is decided from one lstat and the directory it is in (resolved once per directory, or known plain
+ * from `plainDirs`), not by a realpath per file: on a 10,000-model python repository realpath per model.py cost about
+ * a third of the whole validation (bench/validate.js, issue 23 item 8).
  */
 export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
   let texts: Map<string, string | undefined> | undefined;
+  let entries: Map<string, Entry | undefined> | undefined;
   const failed = (path: string, err: unknown): undefined => {
     const e = err as NodeJS.ErrnoException;
     if (!ABSENT.has(e.code ?? '')) onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
     return undefined;
   };
-  // Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root.
+  /** lstat, then stat through a link; undefined when nothing is there (a dangling link included). Throws otherwise. */
+  const entry = (path: string): Entry | undefined => {
+    entries ??= new Map();
+    if (entries.has(path)) return entries.get(path);
+    let stats: Stats | undefined = lstatSync(path, { throwIfNoEntry: false });
+    const link = stats?.isSymbolicLink() === true;
+    if (link) stats = statSync(path, { throwIfNoEntry: false });
+    const found: Entry | undefined = stats && {
+      kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other',
+      size: stats.size,
+      link,
+    };
+    entries.set(path, found);
+    return found;
+  };
   const { rootReal } = options;
-  const checkInside = (path: string) => {
-    const outside = rootReal === undefined ? undefined : linkOutside(rootReal, path);
+  const plainDirs = options.plainDirs === undefined ? [] : [...options.plainDirs];
+  // Directories resolved so far -> whether their real path is inside the repository.
+  let resolved: Map<string, boolean> | undefined;
+  const dirInside = (dir: string): boolean => {
+    if (plainDirs.includes(dir)) return true;
+    resolved ??= new Map();
+    let inside = resolved.get(dir);
+    if (inside === undefined) resolved.set(dir, (inside = linkOutside(rootReal!, dir) === undefined));
+    return inside;
+  };
+  // Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root.
+  const checkInside = (path: string, found: Entry) => {
+    if (rootReal === undefined || (!found.link && dirInside(dirname(path)))) return;
+    const outside = linkOutside(rootReal, path);
     if (outside !== undefined) throw linkOutsideError(path, outside);
   };
   return {
     stat(path) {
-      let stats;
+      let found;
       try {
-        stats = statSync(path, { throwIfNoEntry: false });
-        if (!stats) return undefined;
+        found = entry(path);
+        if (!found) return undefined;
         // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
-        if (stats.isFile()) accessSync(path, constants.R_OK);
+        // A file whose text was read is readable (python models: model.py is read before it is looked at).
+        if (found.kind === 'file' && texts?.get(path) === undefined) accessSync(path, constants.R_OK);
       } catch (err) {
         return failed(path, err);
       }
-      return { kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other', size: stats.size };
+      return { kind: found.kind, size: found.size };
     },
     readText(path) {
       texts ??= new Map();
@@ -121,9 +174,16 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
         let text: string | undefined;
         try {
           // Only a regular file: reading a FIFO would wait forever for a writer.
-          const isFile = statSync(path, { throwIfNoEntry: false })?.isFile();
-          if (isFile) checkInside(path);
-          text = isFile ? readFileSync(path, 'utf8') : undefined;
+          const found = entry(path);
+          if (found?.kind === 'file') {
+            checkInside(path, found);
+            const fd = openSync(path, found.link ? 'r' : NO_FOLLOW);
+            try {
+              text = readFileSync(fd, 'utf8');
+            } finally {
+              closeSync(fd);
+            }
+          }
         } catch (err) {
           text = failed(path, err);
         }
@@ -142,8 +202,9 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
     open(path) {
       let fd: number;
       try {
-        checkInside(path);
-        fd = openSync(path, 'r');
+        const found = entry(path);
+        if (found) checkInside(path, found);
+        fd = openSync(path, found && !found.link && found.kind === 'file' ? NO_FOLLOW : 'r');
       } catch (err) {
         failed(path, err);
         return (err as NodeJS.ErrnoException).code ?? String(err);

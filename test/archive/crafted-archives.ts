@@ -135,6 +135,8 @@ export function craftedCases(): CraftedCase[] {
   const negative256 = Buffer.alloc(12, 0xff);
   const badSize = (size: string | Buffer) => gzipOf(tarOf(member({ name: 'm/config.pbtxt', size }, 'name: "m"\n')));
   const pax = (records: string) => gzipOf(tarOf(paxMember(records), config));
+  const globalPax = (records: string) =>
+    gzipOf(tarOf(member({ name: 'GlobalHead', typeflag: 'g', size: Buffer.byteLength(records) }, records), config));
   const sizeCase = (name: string, bytes: Buffer, message = /bad size at byte 0 \(size field/): CraftedCase => ({
     name,
     bytes,
@@ -157,6 +159,15 @@ export function craftedCases(): CraftedCase[] {
     sizeCase('PAX size=-5', pax(paxRecord('size', '-5')), /bad size at byte 0 \(PAX size "-5"\)/),
     sizeCase('PAX size=1e3', pax(paxRecord('size', '1e3')), /bad size at byte 0 \(PAX size "1e3"\)/),
     sizeCase('PAX size beyond 2^53', pax(paxRecord('size', '9'.repeat(20))), /PAX size "9+"/),
+    // Found by the differential fuzz (test/hostile/tar-differential.fuzz.test.ts): GNU tar and bsdtar refuse these
+    // in a global ('g') header as in an 'x' one; the reader used to check only the records' syntax there.
+    sizeCase('global PAX size beyond 2^53', globalPax(paxRecord('size', '9'.repeat(20))), /PAX size "9+"/),
+    {
+      name: 'a global PAX GNU.sparse.major that is no number',
+      bytes: globalPax(paxRecord('GNU.sparse.major', 'x')),
+      code: 'TAR_BAD_ARCHIVE',
+      message: /malformed extended header at byte 0: invalid GNU.sparse.major="x"/,
+    },
     {
       name: 'a flipped byte in stored data (only the CRC-32 shows it)',
       bytes: flippedData,

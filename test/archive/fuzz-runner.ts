@@ -1,19 +1,15 @@
 // Child process of tar-reader.fuzz.test.ts: runs fuzz cases `start`.. of a seed and reports each one over IPC once
 // it is delivered, so the parent can kill it when the next one does not finish in time (a hang, even a busy loop).
-// Usage (by the test): node --import tsx fuzz-runner.ts <seed> <start> <count> <sandbox-dir>
+// Usage (by the test): node --import tsx fuzz-runner.ts <seed> <count> <sandbox-dir> <start>
 
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { seededRandom } from '../../lib/plan/seeded-random';
 import { baseArchives, makeCase, readAll, runCase } from './fuzz-cases';
-
-export type RunnerMessage =
-  | { readonly finished: number; readonly outcome: 'accepted' | 'rejected'; readonly failures: string[] }
-  | { readonly done: true };
+import { report } from './fuzz-watch';
 
 async function main(): Promise<void> {
-  const [seed, start, count, sandbox] = process.argv.slice(2);
-  const send = (message: RunnerMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
+  const [seed, count, sandbox, start] = process.argv.slice(2);
   const random = seededRandom(Number(seed));
   const bases = baseArchives();
   const originals = new Map<Buffer, string[]>();
@@ -24,9 +20,9 @@ async function main(): Promise<void> {
     const fuzz = makeCase(random, bases);
     if (index < Number(start)) continue;
     const { outcome, failures } = await runCase(fuzz, index, jail, originals);
-    await send({ finished: index, outcome, failures });
+    await report({ finished: index, outcome, failures });
   }
-  await send({ done: true });
+  await report({ done: true });
   process.disconnect();
 }
 

@@ -3,77 +3,21 @@
 // end within a deadline, either accepted or with a domain error (an MmeError whose code is TAR_* or UNREADABLE);
 // extraction must never write outside its destination; a damaged gzip stream is never accepted with other content.
 // The cases run in a child process watched case by case: a busy loop starves timers in its own process, so only a
-// watcher outside it can see a hang. Seeded and reproducible: MME_FUZZ_SEED=<n> reruns a seed, MME_FUZZ_CASES=<n>
+// watcher outside it can see a hang (fuzz-watch.ts). Seeded and reproducible: MME_FUZZ_SEED=<n> reruns a seed, MME_FUZZ_CASES=<n>
 // changes the count.
 
-import { fork } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom } from '../../lib/plan/seeded-random';
 import { TAR_BLOCK } from '../../lib/archive/tar-header';
 import { baseArchives, makeCase } from './fuzz-cases';
-import type { RunnerMessage } from './fuzz-runner';
-import { loadScaled } from '../load-scale';
+import { runWatched } from './fuzz-watch';
 
 const SEED = Number(process.env.MME_FUZZ_SEED ?? 20261214);
 const CASES = Number(process.env.MME_FUZZ_CASES ?? 5000);
-/** A case's archive is a few KiB and takes milliseconds: one still running after this hangs. */
-// A hang, not a slow case: 5 s on a quiet machine, scaled by the run's load.
-const DEADLINE_MS = loadScaled(5000);
-
-interface FuzzRun {
-  readonly failures: string[];
-  accepted: number;
-  rejected: number;
-  /** The first case not yet reported. */
-  next: number;
-}
-
-/** Runs cases `start`.. in a child; resolves when all are done, or when one hangs or kills it (then the child is gone). */
-function runFrom(start: number, sandbox: string, run: FuzzRun): Promise<void> {
-  return new Promise((resolve) => {
-    const child = fork(join(__dirname, 'fuzz-runner.ts'), [String(SEED), String(start), String(CASES), sandbox], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    let timer: NodeJS.Timeout | undefined;
-    let settled = false;
-    // The case under way is always run.next: the runner reports each case, delivered, before it starts the next.
-    const watch = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => finish(`HANG: ${describeCase(run.next)} still running after ${DEADLINE_MS} ms`, run.next + 1), DEADLINE_MS);
-    };
-    const finish = (failure?: string, next = run.next) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (failure) run.failures.push(failure);
-      run.next = next;
-      child.kill('SIGKILL');
-      resolve();
-    };
-    watch();
-    child.on('message', (message: RunnerMessage) => {
-      if ('finished' in message) {
-        run.failures.push(...message.failures);
-        if (message.outcome === 'accepted') run.accepted++;
-        else run.rejected++;
-        run.next = message.finished + 1;
-        watch();
-      } else {
-        finish();
-      }
-    });
-    child.on('exit', (code, signal) => {
-      if (run.next < CASES) {
-        finish(`STALL: the runner exited (${code ?? signal}) during ${describeCase(run.next)}: ${stderr.trim()}`, run.next + 1);
-      } else finish();
-    });
-  });
-}
+/** A case's archive is a few KiB and takes milliseconds: one still running after this (times the load) hangs. */
+const DEADLINE_MS = 5000;
 
 /** Case `index` as the runner made it, for a report about a case the runner could not report itself. */
 function describeCase(index: number): string {
@@ -94,8 +38,15 @@ describe('archive reader fuzzing', () => {
   afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
 
   it(`survives ${CASES} mutated archives (seed ${SEED}): no hang, no escape, only domain errors`, async () => {
-    const run: FuzzRun = { failures: [], accepted: 0, rejected: 0, next: 0 };
-    while (run.next < CASES && run.failures.length < 10) await runFrom(run.next, sandbox, run);
+    const run = await runWatched({
+      runner: join(__dirname, 'fuzz-runner.ts'),
+      args: [String(SEED), String(CASES), sandbox],
+      cases: CASES,
+      deadlineMs: DEADLINE_MS,
+      describe: describeCase,
+    });
+    const accepted = run.outcomes.accepted ?? 0;
+    const rejected = run.outcomes.rejected ?? 0;
     if (run.failures.length > 0) {
       throw new Error(
         `archive fuzzing failed with seed ${SEED} (rerun: MME_FUZZ_SEED=${SEED} npx jest test/archive/tar-reader.fuzz.test.ts):\n` +
@@ -103,9 +54,9 @@ describe('archive reader fuzzing', () => {
       );
     }
     // Both outcomes occur in numbers, so the mutations reach past the first header and every check is exercised.
-    expect(run.accepted + run.rejected).toBe(CASES);
-    expect(run.accepted).toBeGreaterThan(CASES / 50);
-    expect(run.rejected).toBeGreaterThan(CASES / 2);
+    expect(accepted + rejected).toBe(CASES);
+    expect(accepted).toBeGreaterThan(CASES / 50);
+    expect(rejected).toBeGreaterThan(CASES / 2);
   });
 
   it('makes the same cases from the same seed', () => {

@@ -218,6 +218,23 @@ describe('readTarGz', () => {
     expect(entry).toMatchObject({ path: 'm/weights.bin', type: 'other', size: 0, sparse: true });
   });
 
+  // Found by the differential fuzz (test/hostile/tar-differential.fuzz.test.ts), each checked against GNU tar's listing.
+  it('names a sparse file by its GNU.sparse.name, as GNU tar lists and extracts it', async () => {
+    const tar = tarOf(paxMember({ 'GNU.sparse.name': 'm/real.bin' }), fileMember('m/decoy.bin', 'map'));
+    const [entry] = await listEntries(gzipOf(tar));
+    expect(entry).toMatchObject({ path: 'm/real.bin', type: 'other', sparse: true });
+    const file = join(dir.path, 'sparse-name.tar');
+    writeFileSync(file, tar);
+    expect(execFileSync('tar', ['-tf', file], { encoding: 'utf8' }).trim()).toBe('m/real.bin');
+  });
+
+  it('makes only regular files sparse: a directory after global GNU.sparse records stays a directory', async () => {
+    const records = paxRecord('GNU.sparse.major', '1');
+    const global = member({ name: 'GlobalHead', typeflag: 'g', size: records.length }, records);
+    const entries = await listEntries(gzipOf(tarOf(global, directoryMember('m'), fileMember('m/w.bin', 'map'))));
+    expect(entries.map((e) => [e.path, e.type])).toEqual([['m', 'directory'], ['m/w.bin', 'other']]);
+  });
+
   it('keeps PAX records it does not act on, and lets an empty value restore the header field', async () => {
     const records = paxRecord('mtime', '1700000000.5') + paxRecord('SCHILY.xattr.user.x', 'y') + paxRecord('path', '');
     const entries = await listEntries(gzipOf(tarOf(paxMember(records), fileMember('m/a.txt', 'a'))));

@@ -34,6 +34,12 @@ export const HOSTILE_ARCHIVES = {
     return gzipSync(tarOf(...base(), member({ name: 'PaxHeader', typeflag: 'X', size: Buffer.byteLength(records) }, records),
       member({ name: 'm/1/decoy.py', size: 5 }, 'pass\n')));
   },
+  /** A global ('g') header's size=30 for a member whose own size field says 5: GNU tar reads 30 bytes of data. */
+  'global-size': () => {
+    const records = paxRecord('size', '30');
+    return gzipSync(tarOf(...base(), member({ name: 'GlobalHead', typeflag: 'g', size: Buffer.byteLength(records) }, records),
+      member({ name: 'm/1/model.py', size: 5 }, 'class TritonPythonModel: pass\n')));
+  },
   /** A GNU.sparse.major record that is no number: GNU tar says "Malformed extended header" and fails. */
   'bad-sparse-record': () =>
     gzipSync(tarOf(...base(), paxMember({ 'GNU.sparse.major': 'x' }), fileMember('m/1/model.py', 'pass\n'))),

@@ -36,6 +36,7 @@ describe('a link that leaves the repository is never read', () => {
     ['config-link', 'm/config.pbtxt'],
     ['model-dir-link', 'm/config.pbtxt'],
     ['python-link', 'p/1/model.py'],
+    ['version-dir-link', 'p/1/model.py'],
   ])('%s: validate, validate --mme and package name the link, exit 2 and never show the secret', async (kind, file) => {
     const repo = hostileRepository(base, kind);
     for (const run of await runAll(repo, base)) {

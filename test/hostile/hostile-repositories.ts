@@ -34,7 +34,14 @@ export function secretOutside(base: string): { dir: string; file: string } {
   return { dir, file };
 }
 
-export type HostileRepository = 'config-link' | 'model-dir-link' | 'python-link' | 'del-name' | 'newline-name' | 'sparse-config';
+export type HostileRepository =
+  | 'config-link'
+  | 'model-dir-link'
+  | 'python-link'
+  | 'version-dir-link'
+  | 'del-name'
+  | 'newline-name'
+  | 'sparse-config';
 
 /** Writes the crafted repository `kind` as `<base>/<kind>` and returns its path. */
 export function hostileRepository(base: string, kind: HostileRepository): string {
@@ -58,6 +65,16 @@ export function hostileRepository(base: string, kind: HostileRepository): string
       writeFileSync(join(repo, 'p', 'config.pbtxt'), 'backend: "python"\nmax_batch_size: 0\n');
       symlinkSync(secret.file, join(repo, 'p', '1', 'model.py'));
       break;
+    case 'version-dir-link': {
+      // The version directory leads out, to a directory whose model.py is the secret: model.py itself is no link.
+      const outside = join(base, 'outside-version');
+      mkdirSync(outside, { recursive: true });
+      writeFileSync(join(outside, 'model.py'), `${SECRET}\n`);
+      mkdirSync(join(repo, 'p'), { recursive: true });
+      writeFileSync(join(repo, 'p', 'config.pbtxt'), 'backend: "python"\nmax_batch_size: 0\n');
+      symlinkSync(outside, join(repo, 'p', '1'));
+      break;
+    }
     case 'del-name':
       // DEL (0x7f) in a model name and in a config string.
       onnxModelDir(repo, 'net\x7fdel');
@@ -83,6 +100,8 @@ export function hostileRepository(base: string, kind: HostileRepository): string
 if (require.main === module) {
   const base = process.argv[2];
   if (!base) throw new Error('usage: tsx test/hostile/hostile-repositories.ts <dir>');
-  const kinds: HostileRepository[] = ['config-link', 'model-dir-link', 'python-link', 'del-name', 'newline-name', 'sparse-config'];
+  const kinds: HostileRepository[] = [
+    'config-link', 'model-dir-link', 'python-link', 'version-dir-link', 'del-name', 'newline-name', 'sparse-config',
+  ];
   for (const kind of kinds) console.log(hostileRepository(base, kind));
 }
