@@ -1,6 +1,8 @@
 // Triton's PyTorch backend, offline: a config's inputs against the forward of a TorchScript model.pt (archives from
 // test/model-files/torchscript-writer.ts), with the backend's own wording where it fails the load.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { checkTorchScriptModel } from '../../lib/repository/torchscript-rules';
 import { loadRepository, validateRepository } from '../../lib/repository/validate';
 import { torchScript } from '../model-files/torchscript-writer';
@@ -103,5 +105,22 @@ describe("Triton's PyTorch backend, offline", () => {
     const good = await validateRepository(makeRepo(files(['input_ids', 'attention_mask'])));
     expect(good.diagnostics.filter((d) => d.code.startsWith('pytorch-'))).toEqual([]);
     expect(good.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
+});
+
+describe('the resnet_pytorch example against a model.pt laid out as its export script writes it', () => {
+  const exampleConfig = readFileSync(join(__dirname, '..', '..', 'examples', 'resnet_pytorch', 'resnet', 'config.pbtxt'), 'utf8');
+  // torch.jit.trace of torchvision's ResNet-50 (export_torchscript.py): forward(self, x: Tensor) in a mangled module.
+  const traced = (forward: string) =>
+    torchScript({ forward, module: '__torch__.torchvision.models.resnet', className: 'ResNet', archive: 'model' });
+
+  it('validates when the model takes the one tensor INPUT__0 feeds, and fails when it takes two', async () => {
+    const repo = (model: Buffer) => makeRepo({ 'resnet/config.pbtxt': exampleConfig, 'resnet/1/model.pt': model });
+    const good = await validateRepository(repo(traced('x: Tensor')));
+    expect(good.diagnostics.filter((d) => d.severity === 'error' || d.code.startsWith('pytorch-'))).toEqual([]);
+    const bad = await validateRepository(repo(traced('x: Tensor, scale: Tensor')));
+    expect(bad.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message)).toEqual([
+      expect.stringContaining("unable to load model 'resnet', configuration expects 1 inputs, model provides 2"),
+    ]);
   });
 });
