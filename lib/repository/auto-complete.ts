@@ -49,7 +49,8 @@ export function completeFromModelFile(model: LoadedModel, checkers: ModelFileChe
   if (model.backend === 'onnxruntime' && checkers.onnx) return asCompletion(checkers.onnx(model));
   if (model.backend === 'openvino' && checkers.openvino) return asCompletion(checkers.openvino(model));
   // The PyTorch backend completes nothing (pytorch_backend src/pt/model_state.cc AutoCompleteConfig only warns).
-  if (model.backend === 'pytorch' && model.platform === 'pytorch_libtorch' && checkers.torchscript) {
+  // Without a config.pbtxt the PyTorch backend has no inputs to map, and the load fails for that already.
+  if (model.backend === 'pytorch' && model.platform === 'pytorch_libtorch' && model.hasConfig && checkers.torchscript) {
     return { diagnostics: checkers.torchscript(model) };
   }
   if (model.backend === 'tensorflow' && checkers.tensorflow) {
