@@ -98,7 +98,7 @@ function main() {
         `(${per100} ms per 100 MiB), ${bytesRead} bytes read (${((100 * bytesRead) / size).toFixed(4)}% of the file)`,
     );
   }
-  console.log('  target: <= 20 ms per 100 MiB; protobuf weights never read whole (an IR is all graph: read whole, it holds no weights)');
+  console.log("  target: <= 20 ms per 100 MiB; protobuf weights never read whole (an IR holds no weights: searched, not parsed)");
 }
 
 try {

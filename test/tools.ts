@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Python modules the tests import, by their import name. */
-export type PythonModule = 'numpy' | 'onnx' | 'google.protobuf' | 'botocore';
+export type PythonModule = 'numpy' | 'onnx' | 'google.protobuf' | 'botocore' | 'torch';
 export type ToolName = 'python3' | 'protoc' | 'shellcheck' | 'bsdtar' | 'cfn-lint';
 
 /** How to install each tool and module on Debian/Ubuntu (what .ci/run installs). */
@@ -17,13 +17,14 @@ export const INSTALL: Readonly<Record<ToolName | PythonModule, string>> = {
   onnx: 'apt-get install python3-onnx',
   'google.protobuf': 'apt-get install python3-protobuf',
   botocore: 'apt-get install python3-botocore',
+  torch: 'apt-get install python3-torch',
   protoc: 'apt-get install protobuf-compiler',
   shellcheck: 'apt-get install shellcheck',
   bsdtar: 'apt-get install libarchive-tools',
   'cfn-lint': 'pip install cfn-lint==1.51.0',
 };
 
-const PYTHON_MODULES: readonly PythonModule[] = ['numpy', 'onnx', 'google.protobuf', 'botocore'];
+const PYTHON_MODULES: readonly PythonModule[] = ['numpy', 'onnx', 'google.protobuf', 'botocore', 'torch'];
 const TOOL_NAMES: readonly ToolName[] = ['python3', 'protoc', 'shellcheck', 'bsdtar', 'cfn-lint'];
 
 /** What the run found: each tool's path, and each python3 with the modules it imports. */

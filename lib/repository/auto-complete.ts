@@ -1,6 +1,7 @@
 // The configs Triton's backends would complete at load, where that can be done offline: onnxruntime from the model's
 // model.onnx (onnx-rules.ts), tensorflow from a SavedModel's signature (tensorflow-rules.ts, which also checks a
-// GraphDef's node names), openvino from model.xml (openvino-rules.ts) and, when asked for, python models'
+// GraphDef's node names), openvino from model.xml (openvino-rules.ts), pytorch's inputs checked against a TorchScript
+// model.pt's forward (torchscript-rules.ts; the backend completes nothing) and, when asked for, python models'
 // auto_complete_config run in a subprocess
 // (python-auto-complete.ts). The ensemble rules then see the tensors Triton will see.
 
@@ -23,6 +24,7 @@ export interface ModelFileCheckers {
   readonly onnx?: typeof checkOnnxModel;
   readonly tensorflow?: typeof import('./tensorflow-rules');
   readonly openvino?: typeof import('./openvino-rules').checkOpenVinoModel;
+  readonly torchscript?: typeof import('./torchscript-rules').checkTorchScriptModel;
 }
 
 /**
@@ -35,8 +37,9 @@ export async function modelFileCompleter(models: readonly LoadedModel[]): Promis
     ...(has('onnxruntime') ? { onnx: (await import('./onnx-rules')).checkOnnxModel } : {}),
     ...(has('tensorflow') ? { tensorflow: await import('./tensorflow-rules') } : {}),
     ...(has('openvino') ? { openvino: (await import('./openvino-rules')).checkOpenVinoModel } : {}),
+    ...(has('pytorch') ? { torchscript: (await import('./torchscript-rules')).checkTorchScriptModel } : {}),
   };
-  if (!checkers.onnx && !checkers.tensorflow && !checkers.openvino) return () => undefined;
+  if (!checkers.onnx && !checkers.tensorflow && !checkers.openvino && !checkers.torchscript) return () => undefined;
   return (model) => completeFromModelFile(model, checkers);
 }
 
@@ -45,6 +48,11 @@ export function completeFromModelFile(model: LoadedModel, checkers: ModelFileChe
   if (!model.parsed) return undefined;
   if (model.backend === 'onnxruntime' && checkers.onnx) return asCompletion(checkers.onnx(model));
   if (model.backend === 'openvino' && checkers.openvino) return asCompletion(checkers.openvino(model));
+  // The PyTorch backend completes nothing (pytorch_backend src/pt/model_state.cc AutoCompleteConfig only warns).
+  // Without a config.pbtxt the PyTorch backend has no inputs to map, and the load fails for that already.
+  if (model.backend === 'pytorch' && model.platform === 'pytorch_libtorch' && model.hasConfig && checkers.torchscript) {
+    return { diagnostics: checkers.torchscript(model) };
+  }
   if (model.backend === 'tensorflow' && checkers.tensorflow) {
     // A GraphDef names its tensors only: the backend completes nothing (src/tensorflow.cc:1725-1726), it checks names.
     if (model.platform === 'tensorflow_graphdef') return { diagnostics: checkers.tensorflow.checkGraphDefModel(model) };

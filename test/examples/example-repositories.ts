@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseModelConfig } from '../../lib/config/parse';
 import { graphDef } from '../model-files/tensorflow-writer';
+import { torchScript } from '../model-files/torchscript-writer';
 import type { ModelConfig } from '../../lib/config/model-config-schema';
 
 export const EXAMPLES_DIR = join(__dirname, '..', '..', 'examples');
@@ -45,6 +46,10 @@ export const INCEPTION_V3_NODES: readonly (readonly [string, string])[] = [
  */
 function standIn(relativePath: string): string | Buffer {
   if (relativePath.endsWith('.graphdef')) return graphDef(INCEPTION_V3_NODES);
+  // export_torchscript.py traces torchvision's ResNet-50: its forward takes the one tensor x.
+  if (relativePath.endsWith('model.pt')) {
+    return torchScript({ forward: 'x: Tensor', module: '__torch__.torchvision.models.resnet', className: 'ResNet', archive: 'model' });
+  }
   if (relativePath.endsWith('inception_labels.txt')) {
     return Array.from({ length: 1001 }, (_, i) => (i === 0 ? 'background' : `class_${i}`)).join('\n') + '\n';
   }

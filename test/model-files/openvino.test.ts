@@ -74,3 +74,57 @@ describe('OpenVINO IR reader on files that are not IRs', () => {
     });
   });
 });
+
+describe('OpenVINO IR reader: the scan that finds Parameters and Results without parsing the whole file', () => {
+  const port = (id: number, names: string, dims: number[]) =>
+    `<port id="${id}" precision="FP32"${names ? ` names="${names}"` : ''}>${dims.map((d) => `<dim>${d}</dim>`).join('')}</port>`;
+  const parameter = (id: number, name: string) =>
+    `<layer id="${id}" name="${name}" type="Parameter" version="opset1"><data shape="1,4" element_type="f32"/>` +
+    `<output>${port(0, name, [1, 4])}</output></layer>\n`;
+  const relu = (id: number, names: string) =>
+    `<layer id="${id}" name="relu${id}" type="ReLU" version="opset1"><input>${port(0, '', [1, 4])}</input>` +
+    `<output>${port(1, names, [1, 4])}</output></layer>\n`;
+  const result = (id: number) =>
+    `<layer id="${id}" name="sink${id}" type="Result" version="opset1"><input>${port(0, '', [1, 4])}</input></layer>\n`;
+  const ir = (layers: string, edges: string) =>
+    `<?xml version="1.0"?>\n<net name="m" version="11">\n<layers>\n${layers}</layers>\n<edges>\n${edges}</edges>\n</net>\n`;
+  const read = (text: string) => {
+    const got = readOpenVinoModel(bytes(Buffer.from(text)));
+    if (!got.ok) throw new Error(got.reason);
+    return { inputs: got.model.inputs.map((t) => t.names.join(',')), outputs: got.model.outputs.map((t) => t.names.join(',')) };
+  };
+
+  it('finds a Parameter whose tag straddles two read chunks, and one whose name holds the word Result', () => {
+    const head = '<?xml version="1.0"?>\n<net name="m" version="11">\n<layers>\n';
+    // The reader reads 256 KiB at a time: a comment pushes the second Parameter's tag across that boundary.
+    const pad = `<!--${'x'.repeat(256 * 1024 - head.length - parameter(0, 'Result_like').length - 20)}-->`;
+    const text = ir(
+      parameter(0, 'Result_like') + pad + parameter(1, 'second') + relu(2, 'out') + result(3),
+      '<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>\n<edge from-layer="2" from-port="1" to-layer="3" to-port="0"/>\n',
+    );
+    const at = text.indexOf('<layer id="1"');
+    expect(at).toBeLessThan(256 * 1024);
+    expect(at + 60).toBeGreaterThan(256 * 1024);
+    expect(read(text)).toEqual({ inputs: ['Result_like', 'second'], outputs: ['out'] });
+  });
+
+  it("leaves out the Parameters and Results of a sub-graph's body (TensorIterator, Loop), and its edges", () => {
+    const body =
+      `<layer id="4" name="loop" type="TensorIterator" version="opset1"><input>${port(0, '', [1, 4])}</input>` +
+      `<output>${port(1, 'loop_out', [1, 4])}</output><body><layers>\n${parameter(0, 'inner_in')}${relu(1, 'inner_mid')}` +
+      `${result(3)}</layers><edges><edge from-layer="1" from-port="1" to-layer="3" to-port="0"/></edges></body></layer>\n`;
+    const text = ir(
+      parameter(0, 'x') + body + relu(2, 'y') + result(3),
+      '<edge from-layer="0" from-port="0" to-layer="4" to-port="0"/>\n<edge from-layer="2" from-port="1" to-layer="3" to-port="0"/>\n',
+    );
+    expect(read(text)).toEqual({ inputs: ['x'], outputs: ['y'] });
+  });
+
+  it('reads an IR written by hand with single quotes and spaces around =, as OpenVINO does', () => {
+    const text = ir(
+      parameter(0, 'x') + relu(2, 'y') + `<layer type='Result' name = 'sink' id='3'><input>${port(0, '', [1, 4])}</input></layer>\n`,
+      "<edge from-layer='2' from-port='1' to-layer = '3' to-port='0'/>\n",
+    ).replace('<layer id="2" name="relu2"', '<layer  name="relu2" id = "2"');
+    expect(read(text)).toEqual({ inputs: ['x'], outputs: ['y'] });
+  });
+});

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { savedModel } from '../model-files/tensorflow-writer';
+import { torchScript } from '../model-files/torchscript-writer';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { FLOAT, onnxModel } from '../model-files/onnx-writer';
@@ -250,7 +251,9 @@ describe('config presence, platform and backend (§1.5, §1.B, §2)', () => {
     await expectFault(onnx('', {}, 'backend: "onnxruntime" platform: "tensorrt_plan"'), 'platform-backend-mismatch');
     await expectFault({ 'm/config.pbtxt': `backend: "tensorflow" ${IO}`, 'm/1/saved/': null }, 'platform-backend-mismatch');
     await expectFault({ 'm/config.pbtxt': `platform: "libtorch" ${IO}`, 'm/1/model.pt': 'x' }, 'platform-backend-mismatch');
-    await expectClean({ 'm/config.pbtxt': `platform: "pytorch_libtorch" max_batch_size: 8 ${IO}`, 'm/1/model.pt': 'x' });
+    // A TorchScript model.pt whose forward takes the config's one input.
+    const modelPt = torchScript({ forward: 'INPUT: Tensor' });
+    await expectClean({ 'm/config.pbtxt': `platform: "pytorch_libtorch" max_batch_size: 8 ${IO}`, 'm/1/model.pt': modelPt });
   });
 
   it('rejects a runtime that escapes the backend directory', async () => {
