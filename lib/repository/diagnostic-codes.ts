@@ -13,8 +13,9 @@ const WARNINGS: readonly string[] = [
   'cc-model-file-missing', 'duplicate-config', 'duplicate-input', 'duplicate-map-key', 'duplicate-output', 'ensemble-step-unchecked',
   'hidden-first-subdir', 'hidden-model-directory', 'metric-family-not-customizable', 'mme-execution-env-empty', 'mme-execution-env-path',
   'mme-large-execution-env', 'mme-many-models', 'mme-unused-model', 'model-file-empty', 'python-auto-complete-unchecked', 'python-import',
-  'python-model-execute', 'state-duplicate-output', 'state-growable-memory-gpu', 'tensorflow-signature-unknown', 'tensorrt-plan-target',
-  'unknown-backend-library', 'unknown-enum-number', 'version-leading-zeros', 'version-not-numeric', 'version-numeric-prefix',
+  'python-model-execute', 'pytorch-forward-unread', 'pytorch-input-index', 'pytorch-input-order', 'state-duplicate-output',
+  'state-growable-memory-gpu', 'tensorflow-signature-unknown', 'tensorrt-plan-target', 'unknown-backend-library', 'unknown-enum-number',
+  'version-leading-zeros', 'version-not-numeric', 'version-numeric-prefix',
 ];
 
 /** Codes reported as a warning or an error, depending on what the files can decide (a backend that may auto-complete...). */
@@ -52,17 +53,17 @@ const ERRORS: readonly string[] = [
   'openvino-unknown-output', 'openvino-unnamed-tensor', 'openvino-unsupported-data-type', 'output-missing-name',
   'platform-backend-mismatch', 'preferred-batch-size-not-positive', 'preferred-batch-size-too-large', 'preserve-ordering-delay',
   'preserve-ordering-priorities', 'priority-queue-policy-range', 'python-auto-complete', 'python-model-extension', 'python-syntax',
-  'rate-limiter-resource-scope', 'reshape-mismatch', 'runtime-escapes', 'sequence-control-duplicate', 'sequence-control-kind-duplicate',
-  'sequence-control-list-length', 'sequence-control-list-missing', 'sequence-control-list-multiple', 'sequence-control-name',
-  'sequence-corrid-data-type', 'sequence-corrid-list', 'sequence-preferred-batch-size', 'sequence-response-cache',
-  'sequence-slot-utilization', 'shape-tensor-platform', 'special-file', 'state-growable-memory', 'stray-directory', 'symlink-dangling',
-  'symlink-escape', 'symlink-loop', 'syntax-error', 'tensorflow-autofill-batching', 'tensorflow-autofill-contradiction',
-  'tensorflow-autofill-rank', 'tensorflow-dims', 'tensorflow-empty-network', 'tensorflow-graphdef-invalid', 'tensorflow-input-count',
-  'tensorflow-ragged-input', 'tensorflow-savedmodel-invalid', 'tensorflow-savedmodel-signature', 'tensorflow-savedmodel-tag',
-  'tensorflow-sequence-control-dims', 'tensorflow-sequence-control-missing', 'tensorflow-sequence-control-type',
-  'tensorflow-unknown-input', 'tensorflow-unknown-output', 'tensorflow-unsupported-dtype', 'tensorrt-string', 'unknown-backend',
-  'unknown-enum-value', 'unknown-field', 'unknown-platform', 'unsafe-name', 'warmup-file-missing', 'warmup-file-short', 'warmup-no-data',
-  'warmup-variable-dims', 'wrong-value-type',
+  'pytorch-forward-argument-type', 'pytorch-forward-dict', 'pytorch-input-count', 'pytorch-invalid', 'rate-limiter-resource-scope',
+  'reshape-mismatch', 'runtime-escapes', 'sequence-control-duplicate', 'sequence-control-kind-duplicate', 'sequence-control-list-length',
+  'sequence-control-list-missing', 'sequence-control-list-multiple', 'sequence-control-name', 'sequence-corrid-data-type',
+  'sequence-corrid-list', 'sequence-preferred-batch-size', 'sequence-response-cache', 'sequence-slot-utilization',
+  'shape-tensor-platform', 'special-file', 'state-growable-memory', 'stray-directory', 'symlink-dangling', 'symlink-escape',
+  'symlink-loop', 'syntax-error', 'tensorflow-autofill-batching', 'tensorflow-autofill-contradiction', 'tensorflow-autofill-rank',
+  'tensorflow-dims', 'tensorflow-empty-network', 'tensorflow-graphdef-invalid', 'tensorflow-input-count', 'tensorflow-ragged-input',
+  'tensorflow-savedmodel-invalid', 'tensorflow-savedmodel-signature', 'tensorflow-savedmodel-tag', 'tensorflow-sequence-control-dims',
+  'tensorflow-sequence-control-missing', 'tensorflow-sequence-control-type', 'tensorflow-unknown-input', 'tensorflow-unknown-output',
+  'tensorflow-unsupported-dtype', 'tensorrt-string', 'unknown-backend', 'unknown-enum-value', 'unknown-field', 'unknown-platform',
+  'unsafe-name', 'warmup-file-missing', 'warmup-file-short', 'warmup-no-data', 'warmup-variable-dims', 'wrong-value-type',
 ];
 
 export type CodeSeverity = 'warning' | 'error' | 'either';
