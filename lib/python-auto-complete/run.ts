@@ -1,7 +1,7 @@
 // Runs python models' auto_complete_config in python3 subprocesses, one per model as Triton runs one stub process
 // per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`.
 
-import { spawn } from 'node:child_process';
+import { runPython } from './spawn-python';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options:
   }
 }
 
-function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {
+async function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const stem = job.fileName.replace(/\.py$/, '');
   const input = JSON.stringify({
@@ -82,54 +82,36 @@ function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: 
     name: job.name,
     config: job.configJson,
   });
-  return new Promise((resolve, reject) => {
-    // -B and PYTHONDONTWRITEBYTECODE: importing model.py must not leave __pycache__ in the user's repository.
-    // Hugging Face libraries are told to stay offline: nothing here may depend on the network.
-    const child = spawn(python, ['-B', join(stubDir, 'run_auto_complete.py')], {
-      cwd: join(job.modelDir, job.versionDir),
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => {
-      if (stderr.length < 64 * 1024) stderr += b.toString();
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (err.name === 'AbortError') reject(new MmeError('ABORTED', 'Running auto_complete_config was cancelled.', { cause: err }));
-      else if (err.code === 'ENOENT') {
-        reject(
-          new MmeError(
-            'USAGE',
-            `--run-python needs a python3 interpreter, and '${python}' was not found. ` +
-              'Install python3, or name one with MME_DEPLOY_PYTHON.',
-            { cause: err },
-          ),
-        );
-      } else reject(new MmeError('USAGE', `--run-python could not start '${python}': ${err.message}`, { cause: err }));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        resolve({ ok: false, stage: 'timeout', type: 'Timeout', message: `did not finish within ${Math.round(timeoutMs / 1000)} s` });
-        return;
-      }
-      try {
-        resolve(JSON.parse(stdout) as AutoCompleteResult);
-      } catch {
-        const tail = stderr.trim().split('\n').slice(-3).join(' ').slice(0, 400);
-        resolve({ ok: false, stage: 'crash', type: 'Crash', message: `python exited ${signal ?? code}${tail ? `: ${tail}` : ''}` });
-      }
-    });
-    child.stdin.on('error', () => undefined); // python may exit before reading (a crash): the close handler reports it
-    child.stdin.end(input);
+  // -B and PYTHONDONTWRITEBYTECODE: importing model.py must not leave __pycache__ in the user's repository.
+  // Hugging Face libraries are told to stay offline: nothing here may depend on the network.
+  const run = await runPython(python, ['-B', join(stubDir, 'run_auto_complete.py')], {
+    cwd: join(job.modelDir, job.versionDir),
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+    input,
+    timeoutMs,
+    stderrLimit: 64 * 1024,
+    ...(options.signal ? { signal: options.signal } : {}),
   });
+  if (run.kind === 'spawn-error') {
+    const err = run.error;
+    if (err.name === 'AbortError') throw new MmeError('ABORTED', 'Running auto_complete_config was cancelled.', { cause: err });
+    if (err.code === 'ENOENT') {
+      throw new MmeError(
+        'USAGE',
+        `--run-python needs a python3 interpreter, and '${python}' was not found. ` +
+          'Install python3, or name one with MME_DEPLOY_PYTHON.',
+        { cause: err },
+      );
+    }
+    throw new MmeError('USAGE', `--run-python could not start '${python}': ${err.message}`, { cause: err });
+  }
+  if (run.kind === 'timeout') {
+    return { ok: false, stage: 'timeout', type: 'Timeout', message: `did not finish within ${Math.round(timeoutMs / 1000)} s` };
+  }
+  try {
+    return JSON.parse(run.stdout.toString()) as AutoCompleteResult;
+  } catch {
+    const tail = run.stderr.trim().split('\n').slice(-3).join(' ').slice(0, 400);
+    return { ok: false, stage: 'crash', type: 'Crash', message: `python exited ${run.exit}${tail ? `: ${tail}` : ''}` };
+  }
 }

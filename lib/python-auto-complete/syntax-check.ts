@@ -6,7 +6,7 @@
 // tokenize.detect_encoding), so a Latin-1 file that declares itself compiles, and one that does not is refused with
 // the words python's import uses ("Non-UTF-8 code starting with ...").
 
-import { spawn } from 'node:child_process';
+import { runPython } from './spawn-python';
 import { MmeError } from '../errors';
 import { knownInterpreter, pythonName, rememberInterpreter } from './interpreter';
 
@@ -124,7 +124,7 @@ export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: Syn
   return result;
 }
 
-function runChecker(
+async function runChecker(
   command: string,
   python: string,
   jobs: readonly SyntaxJob[],
@@ -137,54 +137,36 @@ function runChecker(
     files: jobs.map((job) => ({ name: job.name, source: job.source.toString('base64') })),
   });
   const timeoutMs = options.timeoutMs ?? 60_000;
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, ['-I', '-B', '-c', CHECKER], {
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    const stdout: Buffer[] = [];
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.on('data', (b: Buffer) => stdout.push(b));
-    child.stderr.on('data', (b: Buffer) => {
-      if (stderr.length < 16 * 1024) stderr += b.toString();
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (err.name === 'AbortError') reject(new MmeError('ABORTED', 'The python syntax check was cancelled.', { cause: err }));
-      else if (err.code === 'ENOENT') resolve({ ran: false, python, missing: true, reason: 'not found' });
-      else resolve({ ran: false, python, missing: false, reason: `could not be started (${err.message})` });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        resolve({ ran: false, python, missing: false, reason: `did not finish within ${Math.round(timeoutMs / 1000)} s` });
-        return;
-      }
-      try {
-        const answer = JSON.parse(Buffer.concat(stdout).toString('utf8')) as {
-          too_old?: string;
-          executable: string;
-          version: string;
-          faults: (SyntaxFault | null)[];
-        };
-        if (answer.too_old !== undefined) {
-          resolve({ ran: false, python, missing: false, reason: `is Python ${answer.too_old}; the check needs 3.8 or later` });
-          return;
-        }
-        if (answer.faults.length !== jobs.length) throw new Error('one answer per file expected');
-        resolve({ ran: true, executable: answer.executable, version: answer.version, faults: answer.faults.map((f) => f ?? undefined) });
-      } catch {
-        const tail = stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300);
-        resolve({ ran: false, python, missing: false, reason: `exited ${signal ?? code}${tail ? `: ${tail}` : ''}` });
-      }
-    });
-    child.stdin.on('error', () => undefined); // python may exit before reading: the close handler reports it
-    child.stdin.end(request);
+  const run = await runPython(command, ['-I', '-B', '-c', CHECKER], {
+    env,
+    input: request,
+    timeoutMs,
+    stderrLimit: 16 * 1024,
+    ...(options.signal ? { signal: options.signal } : {}),
   });
+  if (run.kind === 'spawn-error') {
+    const err = run.error;
+    if (err.name === 'AbortError') throw new MmeError('ABORTED', 'The python syntax check was cancelled.', { cause: err });
+    if (err.code === 'ENOENT') return { ran: false, python, missing: true, reason: 'not found' };
+    return { ran: false, python, missing: false, reason: `could not be started (${err.message})` };
+  }
+  if (run.kind === 'timeout') {
+    return { ran: false, python, missing: false, reason: `did not finish within ${Math.round(timeoutMs / 1000)} s` };
+  }
+  try {
+    const answer = JSON.parse(run.stdout.toString('utf8')) as {
+      too_old?: string;
+      executable: string;
+      version: string;
+      faults: (SyntaxFault | null)[];
+    };
+    if (answer.too_old !== undefined) {
+      return { ran: false, python, missing: false, reason: `is Python ${answer.too_old}; the check needs 3.8 or later` };
+    }
+    if (answer.faults.length !== jobs.length) throw new Error('one answer per file expected');
+    return { ran: true, executable: answer.executable, version: answer.version, faults: answer.faults.map((f) => f ?? undefined) };
+  } catch {
+    const tail = run.stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300);
+    return { ran: false, python, missing: false, reason: `exited ${run.exit}${tail ? `: ${tail}` : ''}` };
+  }
 }
