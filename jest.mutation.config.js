@@ -19,6 +19,7 @@ module.exports = {
     '**/test/cli/signals-in-process.test.ts',
     '**/test/constructs/scaling-guard.test.ts',
     '**/test/constructs/archive-retention-handler.test.ts',
+    '**/test/constructs/archive-copy-handler.test.ts',
     '**/test/kserve/kserve-codec.test.ts',
     '**/test/kserve/invoke-request.test.ts',
     '**/test/aws/endpoint-resolution.test.ts',
