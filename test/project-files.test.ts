@@ -17,21 +17,24 @@ const pkg = JSON.parse(read('package.json')) as {
 
 /**
  * Absolute paths that name one machine: a workspace or home directory, a user's tool install, a folder beside the
- * checkout. Paths of a container or an OS (/opt/ml/models, /dev/shm, /usr/lib/...) and example homes (/home/me,
- * /home/u) are not.
+ * checkout. Paths of a container or an OS (/opt/ml/models, /dev/shm, /usr/lib/...) and example homes
+ * (a made-up user's, HOMES) are not.
  */
 // Assembled from parts, so that this file itself names no such path and is checked like every other file.
 const S = '/';
+/** The workspace and the sibling folder of one machine, as names split in two (see above). */
+const WORKSPACE = ['wo', 'rk'].join('');
+const SIBLING = ['sha', 'red'].join('');
 const HOMES = ['me', 'u', 'user', 'you'].join('|');
 export const MACHINE_PATH = new RegExp(
   '(?<![\\w.])(' +
     [
-      `\\${S}work\\${S}`,
+      `\\${S}${WORKSPACE}\\${S}`,
       `\\${S}root\\${S}`,
       `\\${S}Users\\${S}[A-Za-z]`,
       `\\${S}home\\${S}(?!(${HOMES})\\${S})[a-z][\\w-]*\\${S}`,
       `\\${S}\\.pyenv\\${S}`,
-      `\\.\\.\\${S}shared\\${S}`,
+      `\\.\\.\\${S}${SIBLING}\\${S}`,
       '[A-Z]:\\\\Users\\\\',
     ].join('|') +
     ')',
@@ -74,11 +77,11 @@ describe('package.json metadata and the README on the npm page', () => {
 
 describe('the repository refers to nothing outside itself', () => {
   it('recognises a machine path, and not a container or example path', () => {
-    const machinePaths = [`${S}work${S}shared${S}x`, `${S}root${S}.cache`, `${S}home${S}alice${S}src`, `..${S}shared${S}ref${S}x.md`];
+    const machinePaths = [`${S}${WORKSPACE}${S}${SIBLING}${S}x`, `${S}root${S}.cache`, `${S}home${S}alice${S}src`, `..${S}${SIBLING}${S}x.md`];
     for (const path of [...machinePaths, 'C:\\Users\\bob']) {
       expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: true });
     }
-    for (const path of ['/opt/ml/models', '/dev/shm', '/home/me/mme-local-models', '/usr/bin/env', 'src/work/x']) {
+    for (const path of ['/opt/ml/models', '/dev/shm', `${S}home${S}me${S}mme-local-models`, '/usr/bin/env', 'src/work/x']) {
       expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: false });
     }
   });
