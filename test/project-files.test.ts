@@ -77,7 +77,9 @@ describe('package.json metadata and the README on the npm page', () => {
 
 describe('the repository refers to nothing outside itself', () => {
   it('recognises a machine path, and not a container or example path', () => {
-    const machinePaths = [`${S}${WORKSPACE}${S}${SIBLING}${S}x`, `${S}root${S}.cache`, `${S}home${S}alice${S}src`, `..${S}${SIBLING}${S}x.md`];
+    const machinePaths = [
+      `${S}${WORKSPACE}${S}${SIBLING}${S}x`, `${S}root${S}.cache`, `${S}home${S}alice${S}src`, `..${S}${SIBLING}${S}x.md`,
+    ];
     for (const path of [...machinePaths, 'C:\\Users\\bob']) {
       expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: true });
     }
