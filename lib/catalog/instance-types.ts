@@ -172,6 +172,18 @@ export function findInstanceType(name: string): GpuInstanceType | undefined {
   return BY_NAME.get(key);
 }
 
+/**
+ * Why `type` cannot host a GPU multi-model endpoint, or undefined when it can: AWS's table lists only single-GPU
+ * types and no g6 (GPU_MME_INSTANCE_TYPES_URL). `plan`, the constructs and the MME commands give this one reason.
+ */
+export function notMmeReason(type: GpuInstanceType): string | undefined {
+  if (type.mmeSupported && type.gpuCount === 1) return undefined;
+  return (
+    `${type.name} (${type.gpuCount} × ${type.gpuModel}) is not in AWS's list of GPU instance types for multi-model ` +
+    `endpoints (${GPU_MME_INSTANCE_TYPES_URL}); choose one of ${mmeInstanceTypeNames().join(', ')}`
+  );
+}
+
 /** Names of the single-GPU instance types a GPU multi-model endpoint accepts, in catalog order. */
 export function mmeInstanceTypeNames(): string[] {
   return INSTANCE_TYPES.filter((t) => t.mmeSupported && t.gpuCount === 1).map((t) => t.name);

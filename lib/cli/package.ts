@@ -44,7 +44,7 @@ export async function runPackage(
   onQuit?: (describe: () => string | undefined) => void,
 ): Promise<number> {
   const level = parseLevel(options.level);
-  const target = targetOf(options);
+  const target = targetOf(options, true);
   const verdict = await verdictOf(options);
   const repo = resolve(io.cwd, path);
   const { output, name } = outputOf(repo, options, io.cwd);

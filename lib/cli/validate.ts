@@ -22,7 +22,7 @@ export interface ValidateCommandOptions extends TargetFlags, VerdictFlags {
 
 export async function runValidate(path: string, options: ValidateCommandOptions, io: CliIo): Promise<number> {
   // The flags first: a bad --instance-type, --triton-version or --accept is a usage error before any work.
-  const target = targetOf(options);
+  const target = targetOf(options, Boolean(options.mme));
   const verdict = await verdictOf(options);
   // The python3 of the user's environment (PATH, MME_DEPLOY_PYTHON) compiles model.py.
   const common = { ...(target ? { target } : {}), pythonSyntax: options.pythonSyntax !== false && { env: io.env } };
@@ -37,11 +37,12 @@ export async function runValidate(path: string, options: ValidateCommandOptions,
 
 /**
  * The endpoint named by --instance-type and --triton-version (checked as `local load` checks them), or undefined when
- * neither is given: the rules then take the constructs' defaults.
+ * neither is given: the rules then take the constructs' defaults. `multiModel`: the repository is for a GPU MME
+ * (`--mme`, `package`), so a type none runs on is a usage error.
  */
-export function targetOf(flags: TargetFlags): PlanTarget | undefined {
+export function targetOf(flags: TargetFlags, multiModel: boolean): PlanTarget | undefined {
   if (flags.instanceType === undefined && flags.tritonVersion === undefined) return undefined;
-  const { instanceType, tritonVersion } = endpointTarget(flags);
+  const { instanceType, tritonVersion } = endpointTarget({ ...flags, multiModel });
   return { instanceType: instanceType.name, tritonVersion };
 }
 

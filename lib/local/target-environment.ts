@@ -55,7 +55,7 @@ export interface TargetFinding {
 
 /** Resolves the target's facts from the catalog; an unknown instance type, release form or AMI version is a usage error. */
 export function resolveTarget(options: TargetOptions, container?: LocalContainer): TargetEnvironment {
-  const { instanceType, tritonVersion } = endpointTarget(options, container?.tritonVersion);
+  const { instanceType, tritonVersion } = endpointTarget({ ...options, multiModel: true }, container?.tritonVersion);
   const driver = sageMakerGpuDriver(options.inferenceAmiVersion);
   if (!driver) {
     throw new MmeError(

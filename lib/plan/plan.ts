@@ -2,7 +2,7 @@
 // instance type, how many models stay resident and what the MME costs against one endpoint per model; and a
 // simulation of the MME's cache over a traffic trace for 1..N instances. Pure: the bundles are read elsewhere.
 
-import { findInstanceType, GPU_MME_INSTANCE_TYPES_URL, mmeInstanceTypeNames, type GpuInstanceType } from '../catalog/instance-types';
+import { findInstanceType, mmeInstanceTypeNames, notMmeReason, type GpuInstanceType } from '../catalog/instance-types';
 import { onDemandHourlyPriceUsd, PRICES_DATE, PRICES_SOURCE, regionsPricing } from '../catalog/prices';
 import { diagnostic, type Diagnostic } from '../diagnostics';
 import { simulateCache, type CacheSimulationResult } from './cache-simulator';
@@ -125,13 +125,8 @@ export function checkPlanTarget(
       `unknown instance type ${options.instanceType}; GPU multi-model endpoints run on ${mmeInstanceTypeNames().join(', ')}`,
     );
   }
-  if (!instanceType.mmeSupported) {
-    return refuse(
-      'plan-instance-type-not-mme',
-      `${instanceType.name} (${instanceType.gpuCount} × ${instanceType.gpuModel}) is not in AWS's list of GPU instance ` +
-        `types for multi-model endpoints (${GPU_MME_INSTANCE_TYPES_URL}); choose one of ${mmeInstanceTypeNames().join(', ')}`,
-    );
-  }
+  const notMme = notMmeReason(instanceType);
+  if (notMme) return refuse('plan-instance-type-not-mme', notMme);
 
   const hourlyPriceUsd = options.hourlyPriceUsd ?? onDemandHourlyPriceUsd(instanceType.name, options.region);
   if (hourlyPriceUsd === undefined) {

@@ -67,6 +67,28 @@ describe('--instance-type and --triton-version', () => {
     expect(oneLine(badVersion.stderr)).toEqual(['mme-deploy: --triton-version 24.9: expected YY.MM, for example 24.09.']);
     expect(existsSync(join(out, 'bad.tar.gz'))).toBe(false);
   });
+
+  it('refuse, for a multi-model endpoint, a type AWS does not list for one, as plan does; validate without --mme takes it', async () => {
+    const repo = makeRepo(PLAN);
+    const reason =
+      "ml.g6.xlarge (1 × NVIDIA L4) is not in AWS's list of GPU instance types for multi-model endpoints " +
+      '(https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-support.html); choose one of ml.g4dn.xlarge,';
+    const archive = join(out, 'g6.tar.gz');
+    for (const args of [['validate', repo, '--mme'], ['package', repo, '-o', archive]]) {
+      const run = await runCli([...args, '--instance-type', 'ml.g6.xlarge']);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      const [line, ...more] = oneLine(run.stderr);
+      expect(line.startsWith(`mme-deploy: --instance-type ${reason}`)).toBe(true);
+      expect(more).toEqual([]);
+    }
+    expect(existsSync(archive)).toBe(false);
+    // A multi-GPU type is no MME type either; without --mme the target only names the GPU plans are built for.
+    expect((await runCli(['validate', repo, '--mme', '--instance-type', 'ml.g5.12xlarge'])).code).toBe(2);
+    const single = await runCli(['validate', repo, '--instance-type', 'ml.g6.xlarge', '--json']);
+    expect(single.code).toBe(0);
+    expect(JSON.parse(single.stdout).diagnostics[0].message).toContain('(the NVIDIA L4 of ml.g6.xlarge)');
+  });
 });
 
 describe('--accept CODE', () => {

@@ -729,6 +729,17 @@ describe('mme-deploy local load compares this machine with the target instance',
     expect(io.err()).toContain('--instance-type ml.m5.xlarge: not a GPU instance type');
     expect(container.requests).toEqual([]);
   });
+
+  it('exits 2 on an instance type no GPU multi-model endpoint runs on (g6, multi-GPU), as plan refuses it', async () => {
+    for (const instanceType of ['ml.g6.xlarge', 'ml.g4dn.12xlarge']) {
+      container.nothingLoaded();
+      const io = captureIo({ cwd: work, env: {} });
+      expect(await runLocalLoad(sentimentArchive(), base({ instanceType }), io)).toBe(2);
+      expect(io.err()).toContain(`--instance-type ${instanceType} (`);
+      expect(io.err()).toContain("is not in AWS's list of GPU instance types for multi-model endpoints");
+      expect(container.requests).toEqual([]);
+    }
+  });
 });
 
 describe('mme-deploy local load --cpu stages for a container without a GPU', () => {
