@@ -10,7 +10,8 @@ import { closest } from '../diagnostics';
 
 /** Codes only ever reported as warnings. */
 const WARNINGS: readonly string[] = [
-  'cc-model-file-missing', 'dali-pipeline-unread', 'duplicate-config', 'duplicate-input', 'duplicate-map-key', 'duplicate-output', 'ensemble-step-unchecked',
+  'cc-model-file-missing', 'dali-pipeline-unread', 'duplicate-config', 'duplicate-input', 'duplicate-map-key', 'duplicate-output',
+  'ensemble-step-unchecked',
   'hidden-first-subdir', 'hidden-model-directory', 'metric-family-not-customizable', 'mme-execution-env-empty', 'mme-execution-env-path',
   'mme-large-execution-env', 'mme-many-models', 'mme-unused-model', 'model-file-empty', 'python-auto-complete-unchecked', 'python-import',
   'python-model-execute', 'pytorch-forward-unread', 'pytorch-input-index', 'pytorch-input-order', 'state-duplicate-output',

@@ -127,7 +127,8 @@ suiteFor({ tools: ['protoc'] })('reading a serialized DALI pipeline', () => {
   function daliPipelineBytesWithConstant(values: string): Buffer {
     const text = `op { name: "Constant" output { name: "c" device: "cpu" } args { name: "fdata" type: "float" floats: ${values} ` +
       'is_vector: true } inst_name: "c" }';
-    const run = spawnSync(protoc, ['--encode=dali_proto.PipelineDef', `-I${__dirname}`, join(__dirname, 'dali_subset.proto')], { input: text });
+    const proto = join(__dirname, 'dali_subset.proto');
+    const run = spawnSync(protoc, ['--encode=dali_proto.PipelineDef', `-I${__dirname}`, proto], { input: text });
     if (run.status !== 0) throw new Error(run.stderr.toString());
     return run.stdout;
   }
