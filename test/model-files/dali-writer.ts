@@ -1,5 +1,5 @@
-// Serialized DALI pipelines for tests, encoded by protoc from text format with dali_subset.proto (DALI's field numbers),
-// laid out as DALI's Pipeline::SerializeToProtobuf writes them (NVIDIA/DALI dali/pipeline/pipeline.cc): every operator
+// Serialized DALI pipelines for tests, encoded here or by protoc from text format with dali_subset.proto (DALI's field
+// numbers), laid out as DALI's Pipeline::SerializeToProtobuf writes them (NVIDIA/DALI dali/pipeline/pipeline.cc): every operator
 // an OpDef with its schema name, instance name, outputs and arguments (a DALIDataType argument as int64), then the
 // pipeline's outputs with their declared dtype and ndim (-1 when undeclared).
 
@@ -42,45 +42,91 @@ export interface DaliPipelineSpec {
 
 const quote = (s: string) => JSON.stringify(s);
 
-/** The bytes DALI would serialize for a pipeline with this interface. */
-export function daliPipeline(spec: DaliPipelineSpec, protoc = 'protoc'): Buffer {
-  let id = 0;
-  const ops = [
-    ...spec.inputs.map((input) => {
-      const device = input.device ?? 'cpu';
-      const args = [
-        `args { name: "device" type: "string" strings: ${quote(device)} is_vector: false }`,
-        ...(input.dtype !== undefined ? [`args { name: "dtype" type: "int64" ints: ${DALI_TYPES[input.dtype]} is_vector: false }`] : []),
-        ...(input.ndim !== undefined ? [`args { name: "ndim" type: "int64" ints: ${input.ndim} is_vector: false }`] : []),
-        ...(input.layout !== undefined ? [`args { name: "layout" type: "string" strings: ${quote(input.layout)} is_vector: false }`] : []),
-        'args { name: "preserve_name" type: "bool" bools: true is_vector: false }',
-      ];
-      return `op { name: ${quote(input.schema ?? 'ExternalSource')} ` +
-        `output { name: ${quote(input.name)} device: ${quote(device)} is_argument_input: false } ${args.join(' ')} ` +
-        `inst_name: ${quote(input.name)} logical_id: ${id++} }`;
-    }),
-    ...spec.outputs.map((output) => {
-      const device = output.device ?? 'cpu';
-      const from = spec.inputs[0];
-      const input = from ? `input { name: ${quote(from.name)} device: ${quote(from.device ?? 'cpu')} is_argument_input: false } ` : '';
-      return `op { name: "Copy" ${input}output { name: ${quote(output.name)} device: ${quote(device)} is_argument_input: false } ` +
-        `args { name: "device" type: "string" strings: ${quote(device)} is_vector: false } ` +
-        `inst_name: ${quote(output.name)} logical_id: ${id++} }`;
-    }),
+/** A message as [field name, field number, value] triples: written as text for protoc, or encoded here. */
+type Message = readonly (readonly [string, number, string | number | boolean | Message])[];
+
+/** The PipelineDef DALI would serialize for a pipeline with this interface. */
+function pipelineMessage(spec: DaliPipelineSpec): Message {
+  const io = (name: string, device: string, extra: Message = []): Message => [
+    ['name', 1, name], ['device', 2, device], ['is_argument_input', 3, false], ...extra,
   ];
-  const text = [
-    'num_threads: 4',
-    `batch_size: ${spec.batchSize ?? 8}`,
-    ...ops,
-    ...(spec.legacyExternalInputs ?? []).map((name) => `external_inputs: ${quote(name)}`),
-    ...spec.outputs.map(
-      (o) => `pipe_outputs { name: ${quote(o.name)} device: ${quote(o.device ?? 'cpu')} is_argument_input: false ` +
-        `dtype: ${o.dtype === undefined ? -1 : DALI_TYPES[o.dtype]} ndim: ${o.ndim ?? -1} }`,
-    ),
-    'device_id: 0',
-    'seed: -1',
-  ].join('\n');
-  return encode(text, protoc);
+  const arg = (name: string, value: string | number | boolean): Message => {
+    const [type, field, number] =
+      typeof value === 'string' ? ['string', 'strings', 5] : typeof value === 'number' ? ['int64', 'ints', 4] : ['bool', 'bools', 6];
+    return [['name', 1, name], ['type', 2, type], [field, number, value], ['is_vector', 8, false]];
+  };
+  let id = 0;
+  const inputs: Message = spec.inputs.map((input) => {
+    const device = input.device ?? 'cpu';
+    const args: Message = [
+      ['args', 4, arg('device', device)],
+      ...(input.dtype !== undefined ? ([['args', 4, arg('dtype', DALI_TYPES[input.dtype])]] as const) : []),
+      ...(input.ndim !== undefined ? ([['args', 4, arg('ndim', input.ndim)]] as const) : []),
+      ...(input.layout !== undefined ? ([['args', 4, arg('layout', input.layout)]] as const) : []),
+      ['args', 4, arg('preserve_name', true)],
+    ];
+    return ['op', 5, [
+      ['name', 1, input.schema ?? 'ExternalSource'], ['output', 3, io(input.name, device)], ...args,
+      ['inst_name', 5, input.name], ['logical_id', 6, id++],
+    ]] as const;
+  });
+  const from = spec.inputs[0];
+  const producers: Message = spec.outputs.map((output) => {
+    const device = output.device ?? 'cpu';
+    return ['op', 5, [
+      ['name', 1, 'Copy'], ...(from ? ([['input', 2, io(from.name, from.device ?? 'cpu')]] as const) : []),
+      ['output', 3, io(output.name, device)], ['args', 4, arg('device', device)], ['inst_name', 5, output.name], ['logical_id', 6, id++],
+    ]] as const;
+  });
+  return [
+    ['num_threads', 1, 4],
+    ['batch_size', 2, spec.batchSize ?? 8],
+    ...inputs,
+    ...producers,
+    ...(spec.legacyExternalInputs ?? []).map((name) => ['external_inputs', 6, name] as const),
+    ...spec.outputs.map((o) => ['pipe_outputs', 7, io(o.name, o.device ?? 'cpu', [
+      ['dtype', 5, o.dtype === undefined ? -1 : DALI_TYPES[o.dtype]], ['ndim', 6, o.ndim ?? -1],
+    ])] as const),
+    ['device_id', 8, 0],
+  ];
+}
+
+function asText(message: Message): string {
+  return message
+    .map(([name, , value]) =>
+      typeof value === 'object' ? `${name} { ${asText(value)} }` : `${name}: ${typeof value === 'string' ? quote(value) : value}`)
+    .join(' ');
+}
+
+function varint(value: number): number[] {
+  const out: number[] = [];
+  let v = BigInt.asUintN(64, BigInt(value));
+  do {
+    const byte = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(v > 0n ? byte | 0x80 : byte);
+  } while (v > 0n);
+  return out;
+}
+
+function encodeMessage(message: Message): Buffer {
+  return Buffer.concat(
+    message.map(([, number, value]) => {
+      if (typeof value === 'number' || typeof value === 'boolean') return Buffer.from([...varint(number * 8), ...varint(Number(value))]);
+      const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : encodeMessage(value);
+      return Buffer.concat([Buffer.from([...varint(number * 8 + 2), ...varint(bytes.length)]), bytes]);
+    }),
+  );
+}
+
+/** The bytes DALI would serialize for a pipeline with this interface, encoded here (no tool needed). */
+export function daliPipeline(spec: DaliPipelineSpec): Buffer {
+  return encodeMessage(pipelineMessage(spec));
+}
+
+/** The same pipeline encoded by protoc from text format: the reader is tested against another protobuf writer. */
+export function daliPipelineByProtoc(spec: DaliPipelineSpec, protoc: string): Buffer {
+  return encode(asText(pipelineMessage(spec)), protoc);
 }
 
 /** The bytes DALI's Pipeline::SerializeToProtobuf would write for these operators (the fields the reader uses). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { daliGpuOperators, daliInputs, readDaliPipeline } from '../../lib/model-files/dali';
 import type { ByteSource } from '../../lib/model-files/protobuf-wire';
 import { suiteFor } from '../tools';
-import { daliPipeline, daliPipelineBytes } from './dali-writer';
+import { daliPipeline, daliPipelineByProtoc, daliPipelineBytes, type DaliPipelineSpec } from './dali-writer';
 
 function source(bytes: Buffer): ByteSource {
   return { size: bytes.length, read: (buffer, length, position) => bytes.copy(buffer, 0, position, position + length) };
@@ -62,7 +62,7 @@ suiteFor({ tools: ['protoc'] })('reading a serialized DALI pipeline', () => {
   it('reads the inputs as the backend lists them: input operators by name in byte order, with declared dtype and ndim', () => {
     const read = readDaliPipeline(
       source(
-        daliPipeline(
+        daliPipelineByProtoc(
           {
             batchSize: 256,
             inputs: [
@@ -104,7 +104,7 @@ suiteFor({ tools: ['protoc'] })('reading a serialized DALI pipeline', () => {
 
   it('reads a pipeline whose constant is large by skipping its values, never reading them', () => {
     const values = Array.from({ length: 50_000 }, (_, i) => i % 7).join(' floats: ');
-    const bytes = daliPipeline({ inputs: [{ name: 'IN', dtype: 'FLOAT', ndim: 2 }], outputs: [{ name: 'OUT' }] }, protoc);
+    const bytes = daliPipelineByProtoc({ inputs: [{ name: 'IN', dtype: 'FLOAT', ndim: 2 }], outputs: [{ name: 'OUT' }] }, protoc);
     // A Constant operator with 50,000 float values, as fn.constant or a remap table serializes.
     const constant = daliPipelineBytesWithConstant(values);
     const whole = Buffer.concat([constant, bytes]);
@@ -132,4 +132,18 @@ suiteFor({ tools: ['protoc'] })('reading a serialized DALI pipeline', () => {
     if (run.status !== 0) throw new Error(run.stderr.toString());
     return run.stdout;
   }
+
+  it('reads the pipelines the tests encode without protoc as it reads those protoc encodes', () => {
+    const spec: DaliPipelineSpec = {
+      batchSize: 3,
+      inputs: [{ name: 'DALI_INPUT_0', dtype: 'UINT8', ndim: 1 }, { name: 'B', device: 'gpu', layout: 'HWC' }],
+      outputs: [{ name: '__CropMirrorNormalize_3', device: 'gpu' }, { name: 'OUT', dtype: 'INT64', ndim: 0 }],
+      legacyExternalInputs: ['L'],
+    };
+    const ours = readDaliPipeline(source(daliPipeline(spec)));
+    const theirs = readDaliPipeline(source(daliPipelineByProtoc(spec, protoc)));
+    expect(ours.ok).toBe(true);
+    expect(ours).toEqual(theirs);
+    expect(daliPipeline(spec).equals(daliPipelineByProtoc(spec, protoc))).toBe(true);
+  });
 });

@@ -1,11 +1,10 @@
 // Triton's DALI backend, offline: auto-complete and the config-against-pipeline checks on model.dali files written by
-// test/model-files/dali-writer.ts (protoc), with the backend's own wording. The pipelines are those of the backend's QA
+// test/model-files/dali-writer.ts, with the backend's own wording. The pipelines are those of the backend's QA
 // (dali_backend qa/L0_config_validation and qa/L0_autoconfig) as their pipeline definitions declare them.
 
 import { checkDaliModel } from '../../lib/repository/dali-rules';
 import { loadRepository, validateRepository } from '../../lib/repository/validate';
 import { daliPipeline, type DaliPipelineSpec } from '../model-files/dali-writer';
-import { suiteFor } from '../tools';
 import { makeRepo, removeRepos, type RepoFiles } from './repo-builder';
 
 afterAll(removeRepos);
@@ -41,7 +40,7 @@ function qaConfig(change: (text: string) => string = (t) => t): string {
   );
 }
 
-suiteFor({ tools: ['protoc'] })("Triton's DALI backend, offline", () => {
+describe("Triton's DALI backend, offline", () => {
   const files = (config: string | undefined, spec: DaliPipelineSpec, extra: RepoFiles = {}): RepoFiles => ({
     ...(config === undefined ? {} : { 'm/config.pbtxt': config }),
     'm/1/model.dali': daliPipeline(spec),
