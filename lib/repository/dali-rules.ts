@@ -131,7 +131,10 @@ class DaliChecker {
     private readonly out: Diagnostic[],
   ) {
     this.inputs = daliInputs(pipeline);
-    this.outputs = pipeline.outputs;
+    // An output named in the split_along_outer_axis parameter (':'-separated, src/parameters.h:35, :59-62) loses its
+    // outer dimension (dali_model.h:340-344).
+    const split = new Set((model.config.parameters?.split_along_outer_axis?.string_value ?? '').split(':'));
+    this.outputs = pipeline.outputs.map((o) => (o.ndim > 0 && split.has(o.name) ? { ...o, ndim: o.ndim - 1 } : o));
     // Batched() (dali_model.h:120-122) reads max_batch_size from config.pbtxt's text: only an explicit 0 turns it off.
     this.batched = model.config.max_batch_size !== 0;
   }

@@ -132,6 +132,15 @@ describe("Triton's DALI backend, offline", () => {
     expect(rank.diagnostics).toMatchObject([{ code: 'dali-dims', line: 3 }]);
   });
 
+  it('takes the outer dimension off an output named in split_along_outer_axis', async () => {
+    const spec: DaliPipelineSpec = { ...AUTOCONFIG, outputs: [{ name: 'FRAMES', dtype: 'UINT8', ndim: 4 }, AUTOCONFIG.outputs[1]!] };
+    const config = (split: string) =>
+      `backend: "dali"\nmax_batch_size: 8\noutput [ { name: "FRAMES" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] } ]\n` +
+      `parameters: { key: "split_along_outer_axis" value: { string_value: "${split}" } }\n`;
+    expect((await check(config('OTHER:FRAMES'), spec)).diagnostics).toEqual([]);
+    expect((await check(config('OTHER'), spec)).diagnostics).toMatchObject([{ code: 'dali-dims', line: 3 }]);
+  });
+
   it('counts the batch dimension in dims when max_batch_size is 0', async () => {
     const config = (dims: string) =>
       `backend: "dali"\nmax_batch_size: 0\ninput [ { name: "DALI_INPUT_0" data_type: TYPE_FP16 dims: ${dims} } ]\n`;
