@@ -1,8 +1,8 @@
 // The configs Triton's backends would complete at load, where that can be done offline: onnxruntime from the model's
 // model.onnx (onnx-rules.ts), tensorflow from a SavedModel's signature (tensorflow-rules.ts, which also checks a
 // GraphDef's node names), openvino from model.xml (openvino-rules.ts), pytorch's inputs checked against a TorchScript
-// model.pt's forward (torchscript-rules.ts; the backend completes nothing) and, when asked for, python models'
-// auto_complete_config run in a subprocess
+// model.pt's forward (torchscript-rules.ts; the backend completes nothing), dali from a serialized model.dali
+// (dali-rules.ts) and, when asked for, python models' auto_complete_config run in a subprocess
 // (python-auto-complete.ts). The ensemble rules then see the tensors Triton will see.
 
 import { join } from 'node:path';
@@ -25,11 +25,13 @@ export interface ModelFileCheckers {
   readonly tensorflow?: typeof import('./tensorflow-rules');
   readonly openvino?: typeof import('./openvino-rules').checkOpenVinoModel;
   readonly torchscript?: typeof import('./torchscript-rules').checkTorchScriptModel;
+  readonly dali?: typeof import('./dali-rules').checkDaliModel;
 }
 
 /**
- * The completer for models whose backend reads the model file (onnxruntime, tensorflow, openvino), loaded only when the
- * repository has one: `validate` starts in a few tens of milliseconds, and most repositories need no model reader.
+ * The completer for models whose backend reads the model file (onnxruntime, tensorflow, openvino, pytorch, dali),
+ * loaded only when the repository has one: `validate` starts in a few tens of milliseconds, and most repositories need
+ * no model reader.
  */
 export async function modelFileCompleter(models: readonly LoadedModel[]): Promise<(model: LoadedModel) => Completion | undefined> {
   const has = (backend: string) => models.some((m) => m.backend === backend);
@@ -38,8 +40,9 @@ export async function modelFileCompleter(models: readonly LoadedModel[]): Promis
     ...(has('tensorflow') ? { tensorflow: await import('./tensorflow-rules') } : {}),
     ...(has('openvino') ? { openvino: (await import('./openvino-rules')).checkOpenVinoModel } : {}),
     ...(has('pytorch') ? { torchscript: (await import('./torchscript-rules')).checkTorchScriptModel } : {}),
+    ...(has('dali') ? { dali: (await import('./dali-rules')).checkDaliModel } : {}),
   };
-  if (!checkers.onnx && !checkers.tensorflow && !checkers.openvino && !checkers.torchscript) return () => undefined;
+  if (Object.keys(checkers).length === 0) return () => undefined;
   return (model) => completeFromModelFile(model, checkers);
 }
 
@@ -48,6 +51,7 @@ export function completeFromModelFile(model: LoadedModel, checkers: ModelFileChe
   if (!model.parsed) return undefined;
   if (model.backend === 'onnxruntime' && checkers.onnx) return asCompletion(checkers.onnx(model));
   if (model.backend === 'openvino' && checkers.openvino) return asCompletion(checkers.openvino(model));
+  if (model.backend === 'dali' && checkers.dali) return asCompletion(checkers.dali(model));
   // The PyTorch backend completes nothing (pytorch_backend src/pt/model_state.cc AutoCompleteConfig only warns).
   // Without a config.pbtxt the PyTorch backend has no inputs to map, and the load fails for that already.
   if (model.backend === 'pytorch' && model.platform === 'pytorch_libtorch' && model.hasConfig && checkers.torchscript) {

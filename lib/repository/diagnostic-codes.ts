@@ -10,7 +10,8 @@ import { closest } from '../diagnostics';
 
 /** Codes only ever reported as warnings. */
 const WARNINGS: readonly string[] = [
-  'cc-model-file-missing', 'duplicate-config', 'duplicate-input', 'duplicate-map-key', 'duplicate-output', 'ensemble-step-unchecked',
+  'cc-model-file-missing', 'dali-pipeline-unread', 'duplicate-config', 'duplicate-input', 'duplicate-map-key', 'duplicate-output',
+  'ensemble-step-unchecked',
   'hidden-first-subdir', 'hidden-model-directory', 'metric-family-not-customizable', 'mme-execution-env-empty', 'mme-execution-env-path',
   'mme-large-execution-env', 'mme-many-models', 'mme-unused-model', 'model-file-empty', 'python-auto-complete-unchecked', 'python-import',
   'python-model-execute', 'pytorch-forward-unread', 'pytorch-input-index', 'pytorch-input-order', 'state-duplicate-output',
@@ -29,7 +30,8 @@ const EITHER: readonly string[] = [
 const ERRORS: readonly string[] = [
   'batch-input-data-type', 'batch-input-sources', 'batch-input-unknown-source', 'batch-output-duplicate-target', 'batch-output-sources',
   'batch-output-unknown-source', 'batch-output-unknown-target', 'batch-strategy-escapes', 'batch-strategy-missing',
-  'batch-strategy-with-sequence', 'byte-order-mark', 'config-not-a-file', 'config-too-large', 'decoupled-response-cache',
+  'batch-strategy-with-sequence', 'byte-order-mark', 'dali-data-type', 'dali-dims', 'dali-missing-data-type',
+  'dali-output-count', 'dali-pipeline-invalid', 'dali-unknown-input', 'config-not-a-file', 'config-too-large', 'decoupled-response-cache',
   'default-priority-level-range', 'duplicate-field', 'element-count-overflow', 'empty-repository', 'empty-reshape', 'ensemble-backend',
   'ensemble-cycle', 'ensemble-dtype-mismatch', 'ensemble-input-not-mapped', 'ensemble-input-unused', 'ensemble-instance-group',
   'ensemble-invalid-model', 'ensemble-max-batch-size', 'ensemble-missing-model', 'ensemble-missing-scheduling',

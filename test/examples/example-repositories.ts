@@ -5,6 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseModelConfig } from '../../lib/config/parse';
+import { daliPipeline, type DaliPipelineSpec } from '../model-files/dali-writer';
 import { graphDef } from '../model-files/tensorflow-writer';
 import { torchScript } from '../model-files/torchscript-writer';
 import type { ModelConfig } from '../../lib/config/model-config-schema';
@@ -41,11 +42,23 @@ export const INCEPTION_V3_NODES: readonly (readonly [string, string])[] = [
 ];
 
 /**
+ * What examples/ensemble_dali_inception/dali_pipeline.py serializes, as the DALI backend sees it: one external source
+ * `DALI_INPUT_0` declaring no dtype or ndim, and the crop_mirror_normalize's output (DALI names it after the operator,
+ * `__CropMirrorNormalize_<id>`; the config renames it DALI_OUTPUT_0 by position), with no output_dtype or output_ndim.
+ */
+export const INCEPTION_DALI_PIPELINE: DaliPipelineSpec = {
+  batchSize: 3,
+  inputs: [{ name: 'DALI_INPUT_0', device: 'cpu' }],
+  outputs: [{ name: '__CropMirrorNormalize_3', device: 'gpu' }],
+};
+
+/**
  * Stand-in content: a label file needs one line per class of its output; a model file the validator reads carries the
  * upstream model's interface; other weights only need to exist.
  */
 function standIn(relativePath: string): string | Buffer {
   if (relativePath.endsWith('.graphdef')) return graphDef(INCEPTION_V3_NODES);
+  if (relativePath.endsWith('model.dali')) return daliPipeline(INCEPTION_DALI_PIPELINE);
   // export_torchscript.py traces torchvision's ResNet-50: its forward takes the one tensor x.
   if (relativePath.endsWith('model.pt')) {
     return torchScript({ forward: 'x: Tensor', module: '__torch__.torchvision.models.resnet', className: 'ResNet', archive: 'model' });

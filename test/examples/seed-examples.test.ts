@@ -1,10 +1,12 @@
 // The seeds' repositories under examples/: their configs are the seeds' own, and with stand-ins for the weights
 // their generate scripts produce, each validates clean, as a plain Triton repository and as an MME archive.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { EXAMPLES_DIR, SEED_EXAMPLES, copyWithStandIns, readConfig } from './example-repositories';
+import { itWithTools } from '../tools';
 
 const copies: string[] = [];
 afterAll(() => {
@@ -23,6 +25,17 @@ const MODEL_FILE_MISTAKES: Record<string, [string, string, string, string, strin
     ['an output the GraphDef has no node for', 'inception_graphdef',
       'InceptionV3/Predictions/Softmax"', 'InceptionV3/Predictions/Softmax:0"',
       "unexpected inference output 'InceptionV3/Predictions/Softmax:0'"],
+    ['an input the DALI pipeline has no external source for', 'dali', 'name: "DALI_INPUT_0"', 'name: "DALI_INPUT"',
+      'Configuration file contains config for DALI_INPUT but such input is not present in the pipeline.'],
+    ['an input type neither the config nor the pipeline gives', 'dali', 'data_type: TYPE_UINT8', '',
+      'Missing data_type config for "DALI_INPUT_0"'],
+    ['more outputs than the pipeline returns', 'dali', 'dims: [ 299, 299, 3 ]\n  }',
+      'dims: [ 299, 299, 3 ]\n  },\n  { name: "DALI_OUTPUT_1" data_type: TYPE_FP32 dims: [ 1 ] }',
+      'The number of outputs specified in the DALI pipeline and the configuration file do not match. Model config outputs: 2.'],
+  ],
+  resnet_pytorch: [
+    ['an input forward does not take', 'resnet', 'output {', 'input { name: "INPUT__1" data_type: TYPE_FP32 dims: 1 }\noutput {',
+      "unable to load model 'resnet', configuration expects 2 inputs, model provides 1"],
   ],
 };
 
@@ -81,6 +94,42 @@ describe.each(Object.entries(SEED_EXAMPLES))('seed example %s', (example, { mode
     expect(readme).toContain(script!);
     for (const file of generated) expect(readme).toContain(file);
   });
+});
+
+describe('the resnet_pytorch example against a model.pt torch.jit.save writes', () => {
+  // export_torchscript.py traces torchvision's ResNet-50 on one [1,3,224,224] example: a traced module's forward takes
+  // the one tensor. A small module traced the same way has that interface without torchvision or the weights.
+  const title = "validates clean, and refuses an input forward does not take in the backend's words";
+  itWithTools(title, { python: ['torch'] }, async (found) => {
+    const copy = copyWithStandIns('resnet_pytorch');
+    copies.push(copy);
+    const script = `
+import sys, torch
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(3, 1000)
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(x), 1))
+torch.jit.trace(Net().eval(), torch.randn(1, 3, 224, 224)).save(sys.argv[1])
+`;
+    writeFileSync(join(dirname(copy), 'export.py'), script);
+    const run = spawnSync(found.python!, [join(dirname(copy), 'export.py'), join(copy, 'resnet', '1', 'model.pt')], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (run.status !== 0) throw new Error(run.stderr);
+    const report = await validateRepository(copy);
+    expect(describeProblems(report.diagnostics)).toBe('');
+    const config = join(copy, 'resnet', 'config.pbtxt');
+    const extraInput = 'input { name: "INPUT__1" data_type: TYPE_FP32 dims: 1 }\noutput {';
+    writeFileSync(config, readFileSync(config, 'utf8').replace('output {', extraInput));
+    const refused = await validateRepository(copy);
+    expect(refused.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message)).toContainEqual(
+      expect.stringContaining("unable to load model 'resnet', configuration expects 2 inputs, model provides 1"),
+    );
+  }, 180_000);
 });
 
 // The configs exactly as the seeds give them: seed 000 (and the AWS sample it points to) for the two ensembles,

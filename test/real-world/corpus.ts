@@ -8,7 +8,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pythonWith } from '../tools';
+import { daliPipeline, type DaliPipelineSpec } from '../model-files/dali-writer';
 import { writeModelFiles, type ModelFileSpec } from '../model-files/model-file-writer';
+import { torchScript, type TorchScriptSpec } from '../model-files/torchscript-writer';
 
 export const CORPUS_DIR = __dirname;
 
@@ -59,7 +61,10 @@ export interface CorpusCase {
   readonly arranged?: string;
   /** Generated ONNX models: repository path → onnxModels key. */
   readonly onnx?: Record<string, string>;
-  /** Other generated model files (TensorFlow GraphDefs and SavedModels, OpenVINO IRs): repository path → modelFiles key. */
+  /**
+   * Other generated model files (TensorFlow GraphDefs and SavedModels, OpenVINO IRs, DALI pipelines, TorchScript):
+   * repository path → modelFiles key.
+   */
   readonly modelFiles?: Record<string, string>;
   /** Also validated as a SageMaker MME archive (the authors deploy it on a multi-model endpoint). */
   readonly mme?: boolean;
@@ -123,11 +128,20 @@ export interface PythonModels {
   readonly placed: Record<string, Record<string, string>>;
 }
 
+/** A model file of the corpus: one make_model_files.py writes, a serialized DALI pipeline or a TorchScript archive. */
+export type CorpusModelFileSpec =
+  | ModelFileSpec
+  | (DaliPipelineSpec & { readonly format: 'dali' })
+  | (TorchScriptSpec & { readonly format: 'torchscript' });
+
 export interface Corpus {
   readonly sources: Record<string, { repo: string; commit: string; licence: string; note?: string }>;
   readonly onnxModels: Record<string, OnnxSpec>;
-  /** Model files written by test/model-files/make_model_files.py, with the interface of the upstream file (`from`). */
-  readonly modelFiles: Record<string, ModelFileSpec & { readonly from: string }>;
+  /**
+   * Model files with the interface of the upstream file (`from`): written by test/model-files/make_model_files.py, or
+   * (`dali`, `torchscript`) by dali-writer.ts and torchscript-writer.ts.
+   */
+  readonly modelFiles: Record<string, CorpusModelFileSpec & { readonly from: string }>;
   readonly pythonModels: PythonModels;
   readonly cases: CorpusCase[];
   readonly mistakes: SeededMistake[];
@@ -239,8 +253,15 @@ export function generateOnnxModels(corpus: Corpus, dir: string, python: string):
   for (const [key, spec] of Object.entries(corpus.onnxModels)) jobs[join(dir, `${key}.onnx`)] = spec;
   const run = spawnSync(python, [join(CORPUS_DIR, 'make_onnx.py')], { input: JSON.stringify(jobs), encoding: 'utf8', timeout: 120_000 });
   if (run.status !== 0) throw new Error(`make_onnx.py failed: ${run.stderr}`);
-  // The other model files (`<key>.model`), written by protobuf from the same python.
-  const files = Object.fromEntries(Object.entries(corpus.modelFiles).map(([key, spec]) => [join(dir, `${key}.model`), spec]));
+  // The other model files (`<key>.model`): DALI pipelines and TorchScript archives written here, the rest by protobuf
+  // from the same python.
+  const files: Record<string, ModelFileSpec> = {};
+  for (const [key, spec] of Object.entries(corpus.modelFiles)) {
+    const path = join(dir, `${key}.model`);
+    if (spec.format === 'dali') writeFileSync(path, daliPipeline(spec));
+    else if (spec.format === 'torchscript') writeFileSync(path, torchScript(spec));
+    else files[path] = spec;
+  }
   if (Object.keys(files).length > 0) writeModelFiles(files, python);
   return dir;
 }
