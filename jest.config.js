@@ -10,7 +10,8 @@ const scale =
 process.env.MME_TEST_TIMEOUT_SCALE = String(Math.round(scale * 100) / 100);
 
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment; its worker exits without freeing its heap page by page (test/jest-environment.js).
+  testEnvironment: '<rootDir>/test/jest-environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {

@@ -31,6 +31,8 @@ class SageMakerRuntimeStandIn {
   /** Milliseconds to wait before answering (a model that hangs). */
   delayMs = 0;
   private server?: Server;
+  /** Answers still waiting out delayMs: stop() drops them, so no timer outlives the test file. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   url = '';
 
   async start(): Promise<void> {
@@ -45,8 +47,13 @@ class SageMakerRuntimeStandIn {
           res.writeHead(this.answer.status, { 'x-amzn-RequestId': 'req-1', 'Content-Length': String(body.length), ...this.answer.headers });
           res.end(body);
         };
-        if (this.delayMs > 0) setTimeout(answer, this.delayMs);
-        else answer();
+        if (this.delayMs > 0) {
+          const timer = setTimeout(() => {
+            this.delayed.delete(timer);
+            answer();
+          }, this.delayMs);
+          this.delayed.add(timer);
+        } else answer();
       });
     });
     await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
@@ -91,6 +98,9 @@ class SageMakerRuntimeStandIn {
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
+    this.server?.closeAllConnections();
     await new Promise<void>((done) => this.server?.close(() => done()));
   }
 }

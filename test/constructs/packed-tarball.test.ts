@@ -2,10 +2,12 @@
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
 // synthesized as CommonJS and as ESM; every template goes to the run's cfn-lint and the API-model check.
-// npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies.
+// npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies. The four
+// type checks (each parses aws-cdk-lib's 4,000 declaration files) run at once, and each app's two synths as soon as
+// its emit is there, so the file waits for the slowest of them rather than for their sum.
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiModels, botocoreDataDir, formatFindings } from './api-model';
@@ -57,14 +59,45 @@ const CDK_VERSIONS = [
 const tsc = (dir: string) => join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
 const NEWEST_ALIAS = 'aws-cdk-lib-newest';
 
+interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** spawnSync's result, without blocking: the checks of both apps run side by side. */
+function run(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const KINDS = [
+  ['CommonJS', 'app.cjs'],
+  ['ESM', 'app.mjs'],
+] as const;
+
 describe('the npm package in fresh CommonJS and ESM apps', () => {
   const work = mkdtempSync(join(tmpdir(), 'mme-packed-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
   let files: string[] = [];
-  type Checked = ReturnType<typeof spawnSync>;
-  const apps = new Map<string, { dir: string; installed: string; nodeNext: Checked; node10: Checked }>();
+  interface App {
+    readonly dir: string;
+    readonly installed: string;
+    readonly nodeNext: Ran;
+    readonly node10: Ran;
+    /** The synth of each kind (CommonJS, ESM): its output directory and its run. */
+    readonly synths: Record<string, { readonly outdir: string; readonly stackName: string; readonly run: Ran }>;
+  }
+  const apps = new Map<string, App>();
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const packed = JSON.parse(
       execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;
@@ -75,7 +108,18 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     // node_modules links to the first one's, with the newest as its aws-cdk-lib and its own copy of mme-deploy (so
     // that mme-deploy resolves that aws-cdk-lib). Installing twice took twice as long on a loaded machine.
     const first = join(work, 'app-0');
-    mkdirSync(first);
+    mkdirSync(join(first, 'node_modules'), { recursive: true });
+    // The minimum aws-cdk-lib and constructs are the exact versions this repository develops against: when its own
+    // node_modules holds them, they are hard-linked into the app (npm keeps a package that satisfies its range), so
+    // that npm unpacks one aws-cdk-lib (some 200 MB) instead of two. The installed-version test below still checks
+    // which version the app resolves.
+    for (const name of ['aws-cdk-lib', 'constructs']) {
+      const own = join(root, 'node_modules', name);
+      const version = existsSync(join(own, 'package.json'))
+        ? (JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string }).version
+        : undefined;
+      if (version === pkg.devDependencies[name]) execFileSync('cp', ['-al', own, join(first, 'node_modules', name)]);
+    }
     writeFileSync(
       join(first, 'package.json'),
       JSON.stringify({
@@ -105,8 +149,8 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     symlinkSync(join(first, 'node_modules', NEWEST_ALIAS), join(second, 'node_modules', 'aws-cdk-lib'));
     cpSync(join(first, 'node_modules', 'mme-deploy'), join(second, 'node_modules', 'mme-deploy'), { recursive: true });
 
-    for (const [label] of CDK_VERSIONS) {
-      const dir = apps.size === 0 ? first : second;
+    const checked = CDK_VERSIONS.map(async ([label], index) => {
+      const dir = index === 0 ? first : second;
       writeFileSync(join(dir, 'app.cts'), APP);
       writeFileSync(join(dir, 'app.mts'), APP);
       writeFileSync(join(dir, 'app-node10.ts'), APP);
@@ -128,14 +172,28 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       );
       const installed = (JSON.parse(readFileSync(join(dir, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as { version: string })
         .version;
-      apps.set(label, {
-        dir,
-        installed,
-        // Type-checks with the package's own .d.ts files and emits app.cjs and app.mjs.
-        nodeNext: spawnSync(process.execPath, [tsc(dir), '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' }),
-        node10: spawnSync(process.execPath, [tsc(dir), '-p', 'tsconfig.node10.json'], { cwd: dir, encoding: 'utf8' }),
-      });
-    }
+      // Type-checks with the package's own .d.ts files and emits app.cjs and app.mjs, which the synths then run.
+      const nodeNext = run([tsc(dir), '-p', 'tsconfig.json'], { cwd: dir });
+      const node10 = run([tsc(dir), '-p', 'tsconfig.node10.json'], { cwd: dir });
+      const synths = nodeNext.then(() =>
+        Promise.all(
+          KINDS.map(async ([kind, file]) => {
+            const outdir = join(dir, `out-${kind}`);
+            const stackName = `Packed${kind}`;
+            const env = {
+              PATH: process.env.PATH,
+              HOME: work,
+              CDK_OUTDIR: outdir,
+              CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
+              CDK_VALIDATION: 'false',
+            };
+            return [kind, { outdir, stackName, run: await run([file], { cwd: dir, env }) }] as const;
+          }),
+        ),
+      );
+      apps.set(label, { dir, installed, nodeNext: await nodeNext, node10: await node10, synths: Object.fromEntries(await synths) });
+    });
+    await Promise.all(checked);
   }, 240_000);
 
   it('ships dist, the custom-resource handlers and the image, not the tests', () => {
@@ -168,27 +226,12 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
         expect(node10.status).toBe(0);
       });
 
-      for (const [kind, file] of [
-        ['CommonJS', 'app.cjs'],
-        ['ESM', 'app.mjs'],
-      ] as const) {
+      for (const [kind] of KINDS) {
         it(`synthesizes an endpoint and a model archive from a ${kind} app, and keeps tags off the scalable target`, () => {
-          const { dir, installed } = apps.get(label)!;
-          const outdir = join(dir, `out-${kind}`);
-          const stackName = `Packed${kind}`;
-          const run = spawnSync(process.execPath, [file], {
-            cwd: dir,
-            encoding: 'utf8',
-            env: {
-              PATH: process.env.PATH,
-              HOME: work,
-              CDK_OUTDIR: outdir,
-              CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
-              CDK_VALIDATION: 'false',
-            },
-          });
-          expect(run.stderr).not.toMatch(/Error/);
-          expect(run.status).toBe(0);
+          const { installed, synths } = apps.get(label)!;
+          const { outdir, stackName, run: synth } = synths[kind]!;
+          expect(synth.stderr).not.toMatch(/Error/);
+          expect(synth.status).toBe(0);
           const template = JSON.parse(readFileSync(join(outdir, `${stackName}.template.json`), 'utf8')) as {
             Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
           };
