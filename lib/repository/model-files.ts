@@ -3,7 +3,7 @@
 // themselves, so a rule that reads only the config is tested from a string.
 
 import {
-  accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync,
+  accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync,
   statSync, type Stats,
 } from 'node:fs';
 import { dirname } from 'node:path';
@@ -21,6 +21,8 @@ export interface ModelFiles {
   stat(path: string): FileInfo | undefined;
   /** The UTF-8 text of the file at `path`, or undefined when it cannot be read. */
   readText(path: string): string | undefined;
+  /** The bytes of the regular file at `path` (read once: readText decodes the same), or undefined when it cannot be read. */
+  readBytes(path: string): Buffer | undefined;
   /** The entry names of the directory at `path` (none when it cannot be read). */
   list(path: string): ReadonlySet<string>;
   /**
@@ -115,6 +117,7 @@ const NO_FOLLOW = constants.O_NOFOLLOW === undefined ? 'r' : constants.O_RDONLY 
  * a third of the whole validation (bench/validate.js, issue 23 item 8).
  */
 export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
+  let bytes: Map<string, Buffer | undefined> | undefined;
   let texts: Map<string, string | undefined> | undefined;
   let entries: Map<string, Entry | undefined> | undefined;
   const failed = (path: string, err: unknown): undefined => {
@@ -154,6 +157,24 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
     const outside = linkOutside(rootReal, path);
     if (outside !== undefined) throw linkOutsideError(path, outside);
   };
+  const readBytes = (path: string): Buffer | undefined => {
+    bytes ??= new Map();
+    if (!bytes.has(path)) {
+      let read: Buffer | undefined;
+      try {
+        // Only a regular file: reading a FIFO would wait forever for a writer.
+        const found = entry(path);
+        if (found?.kind === 'file') {
+          checkInside(path, found);
+          read = readWhole(openSync(path, found.link ? 'r' : NO_FOLLOW), found.size);
+        }
+      } catch (err) {
+        read = failed(path, err);
+      }
+      bytes.set(path, read);
+    }
+    return bytes.get(path);
+  };
   return {
     stat(path) {
       let found;
@@ -161,36 +182,20 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
         found = entry(path);
         if (!found) return undefined;
         // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
-        // A file whose text was read is readable (python models: model.py is read before it is looked at).
-        if (found.kind === 'file' && texts?.get(path) === undefined) accessSync(path, constants.R_OK);
+        // A file that was read is readable (python models: model.py is read before it is looked at).
+        if (found.kind === 'file' && bytes?.get(path) === undefined) accessSync(path, constants.R_OK);
       } catch (err) {
         return failed(path, err);
       }
       return { kind: found.kind, size: found.size };
     },
     readText(path) {
+      // Decoded once: python models' rules ask for model.py's text twice.
       texts ??= new Map();
-      if (!texts.has(path)) {
-        let text: string | undefined;
-        try {
-          // Only a regular file: reading a FIFO would wait forever for a writer.
-          const found = entry(path);
-          if (found?.kind === 'file') {
-            checkInside(path, found);
-            const fd = openSync(path, found.link ? 'r' : NO_FOLLOW);
-            try {
-              text = readFileSync(fd, 'utf8');
-            } finally {
-              closeSync(fd);
-            }
-          }
-        } catch (err) {
-          text = failed(path, err);
-        }
-        texts.set(path, text);
-      }
+      if (!texts.has(path)) texts.set(path, readBytes(path)?.toString('utf8'));
       return texts.get(path);
     },
+    readBytes,
     list(path) {
       try {
         return new Set(readdirSync(path));
@@ -216,6 +221,30 @@ export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options:
       };
     },
   };
+}
+
+/**
+ * The whole file open at `fd`, then closed: `size` (from lstat) sizes the buffer and reads go on to the end, so a file
+ * that grew since is read whole without an fstat.
+ */
+function readWhole(fd: number, size: number): Buffer {
+  try {
+    let buffer = Buffer.allocUnsafe(size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        const larger = Buffer.allocUnsafe(buffer.length * 2);
+        buffer.copy(larger);
+        buffer = larger;
+      }
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The highest directory above `path` this user may not search, which is what denies access to it, if any. */
