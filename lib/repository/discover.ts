@@ -324,10 +324,14 @@ function readConfig(path: string): ConfigRead {
   try {
     const { size } = fstatSync(fd);
     if (size > MAX_CONFIG_BYTES) return { size };
-    // One byte past the limit shows a file that grew since fstat.
+    // One byte past the limit shows a file that grew past it since fstat; a file of the size fstat gave is read with
+    // one read (a second one, to see the end, cost a system call per model).
     const buffer = Buffer.allocUnsafe(Math.min(size, MAX_CONFIG_BYTES) + 1);
     let length = 0;
-    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) {
+      length += n;
+      if (length === size) break;
+    }
     if (length > MAX_CONFIG_BYTES) return { size: length };
     return { size: length, text: buffer.toString('utf8', 0, length) };
   } finally {
