@@ -27,8 +27,25 @@ export class ConfigPositions {
   private readonly records: unknown[] = [];
   private index: Map<object, Map<string, number>> | undefined;
   private lineStarts: number[] | undefined;
+  /** With deferred positions: the config they are about, and how to parse its text again recording them. */
+  private deferred: { readonly config: object; readonly reparse: () => ParsedText } | undefined;
 
-  constructor(private readonly text = '') {}
+  /** `recording` false: `set` keeps nothing (a parse whose positions are deferred). */
+  constructor(
+    private readonly text = '',
+    private readonly recording = true,
+  ) {}
+
+  /**
+   * Records nothing now: the first question parses the text again with positions, and pairs that parse's messages
+   * with `config`'s (the same parse, so the same shape). Most models are never asked (no diagnostic), and positions
+   * were a third of what each parsed model kept alive for the collector (bench/validate.js, issue 23 item 8).
+   */
+  static deferred(text: string, config: object, reparse: () => ParsedText): ConfigPositions {
+    const positions = new ConfigPositions(text);
+    positions.deferred = { config, reparse };
+    return positions;
+  }
 
   /** The position of `field` (its name token) in `message`, or of the message itself when `field` is omitted. */
   of(message: object | undefined, field?: string, index?: number): SourcePosition | undefined {
@@ -49,12 +66,19 @@ export class ConfigPositions {
 
   /** Records where `key` of `message` (its `index`-th element, for a repeated field) starts. */
   set(message: object, key: string, offset: number, index = -1): void {
+    if (!this.recording) return;
     this.records.push(message, key, index, offset);
     this.index = undefined;
   }
 
   private buildIndex(): Map<object, Map<string, number>> {
     if (this.index) return this.index;
+    if (this.deferred) {
+      const fresh = this.deferred.reparse();
+      const index = new Map<object, Map<string, number>>();
+      pairUp(fresh.config, this.deferred.config, fresh.positions.buildIndex(), index);
+      return (this.index = index);
+    }
     const index = new Map<object, Map<string, number>>();
     for (let i = 0; i < this.records.length; i += 4) {
       const message = this.records[i] as object;
@@ -81,6 +105,21 @@ export class ConfigPositions {
   }
 }
 
+/** Gives each message of `kept` the offsets of its twin in `fresh` (the same text parsed again). */
+function pairUp(fresh: unknown, kept: unknown, freshIndex: Map<object, Map<string, number>>, index: Map<object, Map<string, number>>) {
+  if (typeof fresh !== 'object' || fresh === null || typeof kept !== 'object' || kept === null) return;
+  if (ArrayBuffer.isView(fresh)) return;
+  if (Array.isArray(fresh)) {
+    if (Array.isArray(kept)) fresh.forEach((element, i) => pairUp(element, kept[i], freshIndex, index));
+    return;
+  }
+  const offsets = freshIndex.get(fresh);
+  if (offsets && !index.has(kept)) index.set(kept, offsets);
+  for (const key of Object.keys(fresh)) {
+    pairUp((fresh as Record<string, unknown>)[key], (kept as Record<string, unknown>)[key], freshIndex, index);
+  }
+}
+
 function lineStartsOf(text: string): number[] {
   const starts = [0];
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
@@ -92,7 +131,14 @@ export interface ParseOptions {
   readonly file?: string;
   /** The model the file belongs to, copied into diagnostics. */
   readonly model?: string;
+  /**
+   * Positions are found only when first asked for, by parsing the text again (see ConfigPositions.deferred): for
+   * callers that keep many parsed configs and rarely ask. @default false
+   */
+  readonly deferPositions?: boolean;
 }
+
+type ParsedText = { config: Record<string, unknown>; diagnostics: Diagnostic[]; positions: ConfigPositions };
 
 export interface ParseResult {
   readonly config: ModelConfig;
@@ -108,9 +154,11 @@ export function parseTextFormat(
   text: string,
   schema: SchemaDescriptor,
   options: ParseOptions = {},
-): { config: Record<string, unknown>; diagnostics: Diagnostic[]; positions: ConfigPositions } {
-  const parser = new TextFormatParser(text, schema, options);
-  return parser.parse();
+): ParsedText {
+  if (!options.deferPositions) return new TextFormatParser(text, schema, options).parse();
+  const parsed = new TextFormatParser(text, schema, options, false).parse();
+  const reparse = () => new TextFormatParser(text, schema, {}).parse();
+  return { ...parsed, positions: ConfigPositions.deferred(text, parsed.config, reparse) };
 }
 
 class SyntaxStop extends Error {}
@@ -141,9 +189,11 @@ class TextFormatParser {
     private readonly text: string,
     private readonly schema: SchemaDescriptor,
     private readonly options: ParseOptions,
+    /** False: no positions are recorded (the caller defers them). */
+    recordPositions = true,
   ) {
     this.scanner = new Scanner(text);
-    this.positions = new ConfigPositions(text);
+    this.positions = new ConfigPositions(text, recordPositions);
     this.token = this.scanner.next();
   }
 

@@ -1,12 +1,12 @@
 // Compiles python models' sources to a syntax tree, never running them: one python3 process for every file of a run,
-// the files sent on stdin as JSON. `ast.parse` with `feature_version` refuses syntax newer than the target image's
+// the files streamed to its stdin as they are found. `ast.parse` with `feature_version` refuses syntax newer than the target image's
 // Python (`except*` for 3.10), as that Python would when the stub imports model.py.
 //
 // The bytes are decoded as the import system decodes a source file (PEP 263: a BOM or a coding cookie, else UTF-8;
 // tokenize.detect_encoding), so a Latin-1 file that declares itself compiles, and one that does not is refused with
 // the words python's import uses ("Non-UTF-8 code starting with ...").
 
-import { runPython } from './spawn-python';
+import { startPython, type PythonRun, type StartedPython } from './spawn-python';
 import { MmeError } from '../errors';
 import { knownInterpreter, pythonName, rememberInterpreter } from './interpreter';
 
@@ -54,14 +54,20 @@ export interface SyntaxCheckOptions {
   readonly signal?: AbortSignal;
 }
 
-/** The checker; `-I` keeps PYTHONPATH and the user's site-packages out: it needs only the standard library. */
+/**
+ * The checker; `-I` keeps PYTHONPATH and the user's site-packages out: it needs only the standard library.
+ * The request on stdin: a JSON line `{"feature": [major, minor]}`, then each file as a line `<name bytes> <source
+ * bytes>` followed by the name and the source, raw (no JSON or base64 to decode per file). The answer: the faults by
+ * index, valid files left out (a repository of ten thousand valid files answers in a few bytes).
+ */
 const CHECKER = `
-import ast, base64, io, json, sys, tokenize, warnings
+import ast, io, json, sys, tokenize, warnings
 warnings.simplefilter("ignore")
 if sys.version_info < (3, 8):
     json.dump({"too_old": "%d.%d" % sys.version_info[:2]}, sys.stdout)
     sys.exit(0)
-request = json.load(sys.stdin)
+stdin = sys.stdin.buffer
+request = json.loads(stdin.readline())
 feature = tuple(request["feature"])
 # ast.parse knows no feature_version below (3, 7) in recent pythons.
 feature = max(feature, (3, 7))
@@ -71,6 +77,13 @@ def where(data, index):
     return data.count(b"\\n", 0, index) + 1, len(data[start:index].decode("utf-8", "replace")) + 1
 
 def check(name, data):
+    # Most files compile: parsed from the bytes, as compile() decodes them (PEP 263, as the import system does).
+    # Only a file that fails is looked at again, step by step, for the words and the place python's import gives.
+    try:
+        ast.parse(data, name, feature_version=feature)
+        return None
+    except Exception:
+        pass
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
@@ -101,8 +114,20 @@ def check(name, data):
         return {"type": type(e).__name__, "message": str(e) or "too deeply nested to parse"}
     return None
 
-faults = [check(f["name"], base64.b64decode(f["source"])) for f in request["files"]]
-json.dump({"executable": sys.executable, "version": "%d.%d" % sys.version_info[:2], "faults": faults}, sys.stdout)
+faults = {}
+count = 0
+while True:
+    header = stdin.readline()
+    if not header:
+        break
+    name_size, size = map(int, header.split())
+    name = stdin.read(name_size).decode("utf-8", "replace")
+    fault = check(name, stdin.read(size))
+    if fault is not None:
+        faults[count] = fault
+    count += 1
+json.dump({"executable": sys.executable, "version": "%d.%d" % sys.version_info[:2], "count": count, "faults": faults},
+          sys.stdout)
 `;
 
 /**
@@ -110,40 +135,84 @@ json.dump({"executable": sys.executable, "version": "%d.%d" % sys.version_info[:
  * interpreter (`ran: false`); only a cancellation rejects (MmeError ABORTED).
  */
 export async function checkPythonSyntax(jobs: readonly SyntaxJob[], options: SyntaxCheckOptions): Promise<SyntaxCheckResult> {
+  const session = startSyntaxCheck(options);
+  for (const job of jobs) session.add(job);
+  return session.finish();
+}
+
+/** A syntax check fed one source at a time: python parses each while the caller goes on with its own work. */
+export interface SyntaxSession {
+  /** Sends one source (python starts with the first). */
+  add(job: SyntaxJob): void;
+  /** Ends the request; the verdicts, one per source added, in order. Rejects only when cancelled (MmeError ABORTED). */
+  finish(): Promise<SyntaxCheckResult>;
+  /** Stops the check (the caller failed): its python process is killed, nothing is answered. */
+  cancel(): void;
+}
+
+/** Sources are sent in batches of about this many bytes: one pipe write per batch, not per file. */
+const BATCH_BYTES = 16 * 1024;
+
+/**
+ * Starts a syntax check that receives its sources as they are found: on a repository of ten thousand python models the
+ * python process (its start-up included, a second for a pyenv shim) works on the other core while the caller reads and
+ * checks the models, instead of after it (bench/validate.js, issue 23 item 8). The caller lets the event loop run now
+ * and then, so that what the pipe could not take at once is sent.
+ */
+export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   const env = options.env ?? process.env;
   const python = pythonName(options.python, env);
   // The interpreter itself when an earlier run learnt it: `python3` is often a shim that takes a second to start.
   const executable = knownInterpreter(python, env);
-  const result = await runChecker(executable ?? python, python, jobs, options, env);
-  if (result.ran) rememberInterpreter(python, env, result.executable);
-  else if (executable !== undefined) {
-    // What an earlier run found is gone: ask for the name again.
-    rememberInterpreter(python, env, undefined);
-    return checkPythonSyntax(jobs, options);
-  }
-  return result;
+  const jobs: SyntaxJob[] = [];
+  let child: StartedPython | undefined;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const start = () => {
+    const [major, minor] = options.pythonVersion.split('.').map(Number);
+    child = startPython(executable ?? python, ['-I', '-B', '-c', CHECKER], {
+      env,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      stderrLimit: 16 * 1024,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    child.write(`${JSON.stringify({ feature: [major, minor] })}\n`);
+    return child;
+  };
+  const flush = () => {
+    if (pending.length === 0) return;
+    (child ?? start()).write(pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes));
+    pending = [];
+    pendingBytes = 0;
+  };
+  return {
+    add(job) {
+      jobs.push(job);
+      const name = Buffer.from(job.name);
+      const header = Buffer.from(`${name.length} ${job.source.length}\n`);
+      pending.push(header, name, job.source);
+      pendingBytes += header.length + name.length + job.source.length;
+      if (pendingBytes >= BATCH_BYTES || child === undefined) flush();
+    },
+    async finish() {
+      flush();
+      const result = answerOf(await (child ?? start()).end(), python, jobs.length, options.timeoutMs ?? 60_000);
+      if (result.ran) rememberInterpreter(python, env, result.executable);
+      else if (executable !== undefined) {
+        // What an earlier run found is gone: ask for the name again.
+        rememberInterpreter(python, env, undefined);
+        return checkPythonSyntax(jobs, options);
+      }
+      return result;
+    },
+    cancel() {
+      child?.kill();
+    },
+  };
 }
 
-async function runChecker(
-  command: string,
-  python: string,
-  jobs: readonly SyntaxJob[],
-  options: SyntaxCheckOptions,
-  env: NodeJS.ProcessEnv,
-): Promise<SyntaxCheckResult> {
-  const [major, minor] = options.pythonVersion.split('.').map(Number);
-  const request = JSON.stringify({
-    feature: [major, minor],
-    files: jobs.map((job) => ({ name: job.name, source: job.source.toString('base64') })),
-  });
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const run = await runPython(command, ['-I', '-B', '-c', CHECKER], {
-    env,
-    input: request,
-    timeoutMs,
-    stderrLimit: 16 * 1024,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+/** The check's verdicts from the child's outcome (throws MmeError ABORTED when it was cancelled). */
+function answerOf(run: PythonRun, python: string, count: number, timeoutMs: number): SyntaxCheckResult {
   if (run.kind === 'spawn-error') {
     const err = run.error;
     if (err.name === 'AbortError') throw new MmeError('ABORTED', 'The python syntax check was cancelled.', { cause: err });
@@ -158,13 +227,16 @@ async function runChecker(
       too_old?: string;
       executable: string;
       version: string;
-      faults: (SyntaxFault | null)[];
+      count: number;
+      faults: Record<string, SyntaxFault>;
     };
     if (answer.too_old !== undefined) {
       return { ran: false, python, missing: false, reason: `is Python ${answer.too_old}; the check needs 3.8 or later` };
     }
-    if (answer.faults.length !== jobs.length) throw new Error('one answer per file expected');
-    return { ran: true, executable: answer.executable, version: answer.version, faults: answer.faults.map((f) => f ?? undefined) };
+    if (answer.count !== count) throw new Error('one answer per file expected');
+    const faults: (SyntaxFault | undefined)[] = new Array<SyntaxFault | undefined>(count).fill(undefined);
+    for (const [index, fault] of Object.entries(answer.faults)) faults[Number(index)] = fault;
+    return { ran: true, executable: answer.executable, version: answer.version, faults };
   } catch {
     const tail = run.stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300);
     return { ran: false, python, missing: false, reason: `exited ${run.exit}${tail ? `: ${tail}` : ''}` };

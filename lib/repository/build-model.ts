@@ -41,7 +41,8 @@ export function buildModel(listing: ModelListing, diagnostics: Diagnostic[]): Lo
   let positions = new ConfigPositions();
   let parsed = false;
   if (configText !== undefined) {
-    const result = parseModelConfig(configText, { file: configFile, model: name });
+    // Positions are found again from the text when a rule reports something: most models never need them.
+    const result = parseModelConfig(configText, { file: configFile, model: name, deferPositions: true });
     config = result.config;
     positions = result.positions;
     parsed = !result.diagnostics.some((d) => d.severity === 'error');

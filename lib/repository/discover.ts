@@ -65,6 +65,18 @@ export function unreadableError(discovery: Pick<Discovery, 'unreadable'>): Repos
 }
 
 export function discoverModels(path: string, options: DiscoverOptions = {}): Discovery {
+  const steps = discoverStepwise(path, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * discoverModels one model at a time: yields each model as soon as it is loaded, and returns the discovery. The caller
+ * may start work on a model (the python syntax check's child parses its model.py) while the next ones load.
+ */
+export function* discoverStepwise(path: string, options: DiscoverOptions = {}): Generator<LoadedModel, Discovery, void> {
   const root = resolve(path);
   let stats;
   try {
@@ -93,6 +105,7 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
 
   if (entries.some((e) => e.name === CONFIG_FILE && !e.isDirectory()) || isModelWithoutConfig(root, entries, ignore)) {
     const model = load(root, basename(root), '', entries, false);
+    yield model;
     return { layout: 'model', root, models: [model], diagnostics, unreadable };
   }
 
@@ -131,7 +144,9 @@ export function discoverModels(path: string, options: DiscoverOptions = {}): Dis
       continue;
     }
     const dir = join(root, entry.name);
-    models.push(load(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), entry.isSymbolicLink()));
+    const model = load(dir, entry.name, entry.name, readEntries(dir, relPath(path, entry.name)), entry.isSymbolicLink());
+    models.push(model);
+    yield model;
   }
   if (models.length === 0) {
     const message =
@@ -309,10 +324,14 @@ function readConfig(path: string): ConfigRead {
   try {
     const { size } = fstatSync(fd);
     if (size > MAX_CONFIG_BYTES) return { size };
-    // One byte past the limit shows a file that grew since fstat.
+    // One byte past the limit shows a file that grew past it since fstat; a file of the size fstat gave is read with
+    // one read (a second one, to see the end, cost a system call per model).
     const buffer = Buffer.allocUnsafe(Math.min(size, MAX_CONFIG_BYTES) + 1);
     let length = 0;
-    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) {
+      length += n;
+      if (length === size) break;
+    }
     if (length > MAX_CONFIG_BYTES) return { size: length };
     return { size: length, text: buffer.toString('utf8', 0, length) };
   } finally {

@@ -3,7 +3,7 @@
 // themselves, so a rule that reads only the config is tested from a string.
 
 import {
-  accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync,
+  accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync,
   statSync, type Stats,
 } from 'node:fs';
 import { dirname } from 'node:path';
@@ -21,6 +21,8 @@ export interface ModelFiles {
   stat(path: string): FileInfo | undefined;
   /** The UTF-8 text of the file at `path`, or undefined when it cannot be read. */
   readText(path: string): string | undefined;
+  /** The bytes of the regular file at `path` (read once: readText decodes the same), or undefined when it cannot be read. */
+  readBytes(path: string): Buffer | undefined;
   /** The entry names of the directory at `path` (none when it cannot be read). */
   list(path: string): ReadonlySet<string>;
   /**
@@ -115,107 +117,163 @@ const NO_FOLLOW = constants.O_NOFOLLOW === undefined ? 'r' : constants.O_RDONLY 
  * a third of the whole validation (bench/validate.js, issue 23 item 8).
  */
 export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
-  let texts: Map<string, string | undefined> | undefined;
-  let entries: Map<string, Entry | undefined> | undefined;
-  const failed = (path: string, err: unknown): undefined => {
+  return new DiskFiles(onUnreadable, options.rootReal, options.plainDirs === undefined ? [] : [...options.plainDirs]);
+}
+
+/** One path asked about: what is there, and its bytes and text once read (undefined: not read, or unreadable). */
+interface Known {
+  readonly entry: Entry | undefined;
+  bytes?: Buffer | undefined;
+  read?: boolean;
+  text?: string | undefined;
+}
+
+/**
+ * diskFiles' view, a class rather than closures: ten thousand models make ten thousand views, and methods on one
+ * prototype with a single map per model are fewer objects for the collector to copy (bench/validate.js).
+ */
+class DiskFiles implements ModelFiles {
+  /** Paths asked about, with what is known of them. */
+  private known: Map<string, Known> | undefined;
+  /** Directories resolved so far -> whether their real path is inside the repository. */
+  private resolved: Map<string, boolean> | undefined;
+
+  constructor(
+    private readonly onUnreadable: OnUnreadable,
+    private readonly rootReal: string | undefined,
+    private readonly plainDirs: readonly string[],
+  ) {}
+
+  stat(path: string): FileInfo | undefined {
+    let known;
+    try {
+      known = this.lookUp(path);
+      const found = known.entry;
+      if (!found) return undefined;
+      // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
+      // A file that was read is readable (python models: model.py is read before it is looked at).
+      if (found.kind === 'file' && known.bytes === undefined) accessSync(path, constants.R_OK);
+      return { kind: found.kind, size: found.size };
+    } catch (err) {
+      return this.failed(path, err);
+    }
+  }
+
+  readText(path: string): string | undefined {
+    // Decoded once: python models' rules ask for model.py's text twice.
+    const bytes = this.readBytes(path);
+    if (bytes === undefined) return undefined;
+    const known = this.known!.get(path)!;
+    return (known.text ??= bytes.toString('utf8'));
+  }
+
+  readBytes(path: string): Buffer | undefined {
+    let known: Known | undefined;
+    try {
+      known = this.lookUp(path);
+      if (known.read) return known.bytes;
+      known.read = true;
+      // Only a regular file: reading a FIFO would wait forever for a writer.
+      const found = known.entry;
+      if (found?.kind !== 'file') return undefined;
+      this.checkInside(path, found);
+      known.bytes = readWhole(openSync(path, found.link ? 'r' : NO_FOLLOW), found.size);
+      return known.bytes;
+    } catch (err) {
+      if (known) known.read = true;
+      return this.failed(path, err);
+    }
+  }
+
+  list(path: string): ReadonlySet<string> {
+    try {
+      return new Set(readdirSync(path));
+    } catch (err) {
+      this.failed(path, err);
+      return new Set();
+    }
+  }
+
+  open(path: string): ByteReader | string {
+    let fd: number;
+    try {
+      const found = this.lookUp(path).entry;
+      if (found) this.checkInside(path, found);
+      fd = openSync(path, found && !found.link && found.kind === 'file' ? NO_FOLLOW : 'r');
+    } catch (err) {
+      this.failed(path, err);
+      return (err as NodeJS.ErrnoException).code ?? String(err);
+    }
+    return {
+      size: fstatSync(fd).size,
+      read: (buffer, length, position) => readSync(fd, buffer, 0, length, position),
+      close: () => closeSync(fd),
+    };
+  }
+
+  private failed(path: string, err: unknown): undefined {
     const e = err as NodeJS.ErrnoException;
-    if (!ABSENT.has(e.code ?? '')) onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
+    if (!ABSENT.has(e.code ?? '')) this.onUnreadable(e.code === 'EACCES' ? blockingDirectory(path) ?? path : path, e);
     return undefined;
-  };
-  /** lstat, then stat through a link; undefined when nothing is there (a dangling link included). Throws otherwise. */
-  const entry = (path: string): Entry | undefined => {
-    entries ??= new Map();
-    if (entries.has(path)) return entries.get(path);
+  }
+
+  /** lstat, then stat through a link (entry undefined when nothing is there, a dangling link included). Throws otherwise. */
+  private lookUp(path: string): Known {
+    this.known ??= new Map();
+    let known = this.known.get(path);
+    if (known) return known;
     let stats: Stats | undefined = lstatSync(path, { throwIfNoEntry: false });
     const link = stats?.isSymbolicLink() === true;
     if (link) stats = statSync(path, { throwIfNoEntry: false });
-    const found: Entry | undefined = stats && {
+    const entry: Entry | undefined = stats && {
       kind: stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other',
       size: stats.size,
       link,
     };
-    entries.set(path, found);
-    return found;
-  };
-  const { rootReal } = options;
-  const plainDirs = options.plainDirs === undefined ? [] : [...options.plainDirs];
-  // Directories resolved so far -> whether their real path is inside the repository.
-  let resolved: Map<string, boolean> | undefined;
-  const dirInside = (dir: string): boolean => {
-    if (plainDirs.includes(dir)) return true;
-    resolved ??= new Map();
-    let inside = resolved.get(dir);
-    if (inside === undefined) resolved.set(dir, (inside = linkOutside(rootReal!, dir) === undefined));
+    this.known.set(path, (known = { entry }));
+    return known;
+  }
+
+  private dirInside(dir: string): boolean {
+    if (this.plainDirs.includes(dir)) return true;
+    this.resolved ??= new Map();
+    let inside = this.resolved.get(dir);
+    if (inside === undefined) this.resolved.set(dir, (inside = linkOutside(this.rootReal!, dir) === undefined));
     return inside;
-  };
-  // Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root.
-  const checkInside = (path: string, found: Entry) => {
-    if (rootReal === undefined || (!found.link && dirInside(dirname(path)))) return;
+  }
+
+  /** Decided before a byte is read: throws the LINK_LEAVES_REPOSITORY error for a path that leads out of the root. */
+  private checkInside(path: string, found: Entry): void {
+    const { rootReal } = this;
+    if (rootReal === undefined || (!found.link && this.dirInside(dirname(path)))) return;
     const outside = linkOutside(rootReal, path);
     if (outside !== undefined) throw linkOutsideError(path, outside);
-  };
-  return {
-    stat(path) {
-      let found;
-      try {
-        found = entry(path);
-        if (!found) return undefined;
-        // Triton reads the files the rules ask about: one this user may not read fails package and the load alike.
-        // A file whose text was read is readable (python models: model.py is read before it is looked at).
-        if (found.kind === 'file' && texts?.get(path) === undefined) accessSync(path, constants.R_OK);
-      } catch (err) {
-        return failed(path, err);
+  }
+}
+
+/**
+ * The whole file open at `fd`, then closed: `size` (from lstat) sizes the buffer, so no fstat is needed, and a file of
+ * that size is read with one read. One that reports no size (a /proc file) is read to its end.
+ */
+function readWhole(fd: number, size: number): Buffer {
+  try {
+    let buffer = Buffer.allocUnsafe(size > 0 ? size : 4096);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length === size) break;
+      if (length === buffer.length) {
+        const larger = Buffer.allocUnsafe(buffer.length * 2);
+        buffer.copy(larger);
+        buffer = larger;
       }
-      return { kind: found.kind, size: found.size };
-    },
-    readText(path) {
-      texts ??= new Map();
-      if (!texts.has(path)) {
-        let text: string | undefined;
-        try {
-          // Only a regular file: reading a FIFO would wait forever for a writer.
-          const found = entry(path);
-          if (found?.kind === 'file') {
-            checkInside(path, found);
-            const fd = openSync(path, found.link ? 'r' : NO_FOLLOW);
-            try {
-              text = readFileSync(fd, 'utf8');
-            } finally {
-              closeSync(fd);
-            }
-          }
-        } catch (err) {
-          text = failed(path, err);
-        }
-        texts.set(path, text);
-      }
-      return texts.get(path);
-    },
-    list(path) {
-      try {
-        return new Set(readdirSync(path));
-      } catch (err) {
-        failed(path, err);
-        return new Set();
-      }
-    },
-    open(path) {
-      let fd: number;
-      try {
-        const found = entry(path);
-        if (found) checkInside(path, found);
-        fd = openSync(path, found && !found.link && found.kind === 'file' ? NO_FOLLOW : 'r');
-      } catch (err) {
-        failed(path, err);
-        return (err as NodeJS.ErrnoException).code ?? String(err);
-      }
-      return {
-        size: fstatSync(fd).size,
-        read: (buffer, length, position) => readSync(fd, buffer, 0, length, position),
-        close: () => closeSync(fd),
-      };
-    },
-  };
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The highest directory above `path` this user may not search, which is what denies access to it, if any. */

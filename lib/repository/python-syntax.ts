@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { compareVersions, tritonPythonVersion } from '../catalog/triton-releases';
 import { diagnostic, type Diagnostic, type Note, type SourcePosition } from '../diagnostics';
-import { checkPythonSyntax, type SyntaxFault, type SyntaxJob } from '../python-auto-complete/syntax-check';
+import { startSyntaxCheck, type SyntaxFault } from '../python-auto-complete/syntax-check';
 import { relPath, type LoadedModel } from './model';
 
 export interface PythonSyntaxOptions {
@@ -36,38 +36,65 @@ interface Subject {
 
 /** The python file of every version Triton loads, for each python model; no python process when there is none. */
 export async function checkPythonModelsSyntax(models: readonly LoadedModel[], options: PythonSyntaxOptions): Promise<PythonSyntaxOutcome> {
-  const subjects = models.flatMap((model) => pythonSources(model));
-  const jobs: { subject: Subject; job: SyntaxJob }[] = subjects.flatMap((subject) => {
-    const source = readBytes(subject.model, subject.path);
-    return source ? [{ subject, job: { name: subject.file, source } }] : [];
-  });
-  if (jobs.length === 0) return { diagnostics: [], notes: [], failed: new Set() };
+  const session = startPythonModelsSyntax(options);
+  for (const model of models) session.add(model);
+  return session.finish();
+}
+
+/** The check fed one model at a time, as discovery loads them: python works meanwhile (see startSyntaxCheck). */
+export interface PythonSyntaxSession {
+  /** Sends the model's python files, when it is a python model (python starts with the first file). */
+  add(model: LoadedModel): void;
+  finish(): Promise<PythonSyntaxOutcome>;
+  /** Stops the check (discovery failed): its python process is killed. */
+  cancel(): void;
+}
+
+export function startPythonModelsSyntax(options: PythonSyntaxOptions): PythonSyntaxSession {
   const target = tritonPythonVersion(options.tritonVersion);
-  const result = await checkPythonSyntax(jobs.map((j) => j.job), {
+  const check = startSyntaxCheck({
     pythonVersion: target,
     ...(options.python ? { python: options.python } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  if (!result.ran) {
-    const files = `${jobs.length} python model file${jobs.length === 1 ? '' : 's'}`;
-    const message = result.missing
-      ? `${result.python} was not found, so the syntax of ${files} was not checked. Install python3 (3.8 or later, ` +
-        `ideally ${target}, the Python of Triton ${options.tritonVersion}'s image), or name one with MME_DEPLOY_PYTHON; ` +
-        '--no-python-syntax turns the check off.'
-      : `${result.python} ${result.reason}, so the syntax of ${files} was not checked. Point MME_DEPLOY_PYTHON at a ` +
-        'python3 of 3.8 or later; --no-python-syntax turns the check off.';
-    return { diagnostics: [], notes: [{ code: 'python-syntax-skipped', message }], failed: new Set() };
-  }
-  const diagnostics: Diagnostic[] = [];
-  const failed = new Set<string>();
-  result.faults.forEach((fault, i) => {
-    if (!fault) return;
-    const { subject } = jobs[i]!;
-    failed.add(subject.model.name);
-    diagnostics.push(syntaxDiagnostic(subject, fault, { target, tritonVersion: options.tritonVersion, local: result.version }));
-  });
-  return { diagnostics, notes: [], failed, executable: result.executable };
+  const subjects: Subject[] = [];
+  return {
+    add(model) {
+      for (const subject of pythonSources(model)) {
+        // The bytes are read once: the python rules decode the same ones (python decodes them itself, as its import
+        // system does). Undefined: not a regular file, or unreadable, which the files view reports.
+        const source = model.files.readBytes(subject.path);
+        if (source === undefined) continue;
+        subjects.push(subject);
+        check.add({ name: subject.file, source });
+      }
+    },
+    async finish() {
+      if (subjects.length === 0) return { diagnostics: [], notes: [], failed: new Set() };
+      const result = await check.finish();
+      if (!result.ran) {
+        const files = `${subjects.length} python model file${subjects.length === 1 ? '' : 's'}`;
+        const message = result.missing
+          ? `${result.python} was not found, so the syntax of ${files} was not checked. Install python3 (3.8 or later, ` +
+            `ideally ${target}, the Python of Triton ${options.tritonVersion}'s image), or name one with ` +
+            'MME_DEPLOY_PYTHON; --no-python-syntax turns the check off.'
+          : `${result.python} ${result.reason}, so the syntax of ${files} was not checked. Point MME_DEPLOY_PYTHON at a ` +
+            'python3 of 3.8 or later; --no-python-syntax turns the check off.';
+        return { diagnostics: [], notes: [{ code: 'python-syntax-skipped', message }], failed: new Set() };
+      }
+      const diagnostics: Diagnostic[] = [];
+      const failed = new Set<string>();
+      result.faults.forEach((fault, i) => {
+        if (!fault) return;
+        const subject = subjects[i]!;
+        failed.add(subject.model.name);
+        diagnostics.push(syntaxDiagnostic(subject, fault, { target, tritonVersion: options.tritonVersion, local: result.version }));
+      });
+      return { diagnostics, notes: [], failed, executable: result.executable };
+    },
+    cancel: () => check.cancel(),
+  };
 }
 
 function pythonSources(model: LoadedModel): Subject[] {
@@ -78,28 +105,8 @@ function pythonSources(model: LoadedModel): Subject[] {
   return model.versions.flatMap((version) => {
     const dirName = dirNames.get(version);
     if (dirName === undefined) return [];
-    const path = join(model.dir, dirName, fileName);
-    if (model.files.stat(path)?.kind !== 'file') return [];
-    return [{ model, file: relPath(model.relDir, dirName, fileName), path }];
+    return [{ model, file: relPath(model.relDir, dirName, fileName), path: join(model.dir, dirName, fileName) }];
   });
-}
-
-/** The file's bytes (python decodes them itself, as its import system does); undefined when it cannot be read. */
-function readBytes(model: LoadedModel, path: string): Buffer | undefined {
-  const reader = model.files.open(path);
-  if (typeof reader === 'string') return undefined; // the files view reports what cannot be read
-  try {
-    const buffer = Buffer.alloc(reader.size);
-    let read = 0;
-    while (read < reader.size) {
-      const n = reader.read(buffer.subarray(read), reader.size - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    return buffer.subarray(0, read);
-  } finally {
-    reader.close();
-  }
 }
 
 function syntaxDiagnostic(

@@ -5,7 +5,8 @@ import { basename } from 'node:path';
 import type { ModelConfig } from '../config/model-config-schema';
 import { Diagnostic, hasErrors, type Note, sortDiagnostics } from '../diagnostics';
 import type { CollectResult } from '../archive/collect';
-import { discoverModels, DiscoverOptions, unreadableError } from './discover';
+import { discoverModels, discoverStepwise, DiscoverOptions, unreadableError } from './discover';
+import type { PythonSyntaxSession } from './python-syntax';
 import type { RunOptions } from '../python-auto-complete/run';
 import { completeWithPython, modelFileCompleter, withCompletedConfig, type Completion } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
@@ -121,7 +122,22 @@ async function inspectRepository(
   const packs = options.mme && !options.ignore && !options.archived;
   const excludedReason = packs ? (await import('../archive/exclusions')).excludedReason : undefined;
   const ignore = options.ignore ?? (excludedReason ? (name: string) => excludedReason(name) !== undefined : undefined);
-  const discovery = discoverModels(path, ignore ? { ignore } : {});
+  // The model.py syntax check's python child parses each python model's source while the next models load and the
+  // rules run: its verdicts are awaited last (on a 10,000-model python repository it took as long again, after).
+  const syntaxCheck = startSyntax(options);
+  const steps = discoverStepwise(path, ignore ? { ignore } : {});
+  let step;
+  try {
+    for (let loaded = 0; !(step = steps.next()).done;) {
+      const session = await syntaxCheck(step.value);
+      if (session && ++loaded % YIELD_EVERY === 0) await yieldToPipe();
+    }
+  } catch (err) {
+    (await syntaxCheck(undefined))?.cancel();
+    throw err;
+  }
+  const checking = (await syntaxCheck(undefined))?.finish();
+  const discovery = step.value;
   const diagnostics = [...discovery.diagnostics];
   const models = discovery.models;
   // SageMaker registers the model it loads under the TargetModel name, so that one's `name` may differ.
@@ -131,12 +147,10 @@ async function inspectRepository(
   const loaded = mme?.loadedModel(discovery);
   if (loaded) renamed.add(loaded.name);
 
-  const byModel = new Map<string, Diagnostic[]>();
   const notes: Note[] = [];
-  const syntax = await checkSyntax(models, options);
-  if (syntax) notes.push(...syntax.notes);
-  // A model.py that does not compile fails its import the same way: --run-python need not start it.
-  const runnable = syntax ? models.filter((m) => !syntax.failed.has(m.name)) : models;
+  // A model.py that does not compile fails its import the same way: --run-python need not start it, so it waits.
+  let syntax = options.runPython ? await checking : undefined;
+  const runnable = syntax ? models.filter((m) => !syntax!.failed.has(m.name)) : models;
   const runOptions = options.runPython === true || !options.runPython ? {} : options.runPython;
   const fromPython: ReadonlyMap<string, Completion> = options.runPython
     ? await completeWithPython(runnable, syntax?.executable && runOptions.python === syntaxPython(options)
@@ -146,17 +160,24 @@ async function inspectRepository(
   // Ensembles are checked against the configs Triton will have after auto-complete, where that can be reproduced.
   const asLoaded = new Map<string, LoadedModel>();
   const completeFromModelFile = await modelFileCompleter(models);
+  const found: Diagnostic[][] = [];
   for (const model of models) {
     const completion = completeFromModelFile(model) ?? fromPython.get(model.name);
-    const found = [
-      ...checkModel(model, { renamed, completed: completion?.config }),
-      ...(completion?.diagnostics ?? []),
-      ...(syntax?.diagnostics.filter((d) => d.model === model.name) ?? []),
-    ];
-    byModel.set(model.name, [...discovery.diagnostics.filter((d) => d.model === model.name), ...found]);
-    diagnostics.push(...found);
+    found.push([...checkModel(model, { renamed, completed: completion?.config }), ...(completion?.diagnostics ?? [])]);
     asLoaded.set(model.name, withCompletedConfig(model, completion));
+    if (checking && found.length % YIELD_EVERY === 0) await yieldToPipe();
   }
+  syntax ??= await checking;
+  if (syntax) notes.push(...syntax.notes);
+  // Each model's own diagnostics: discovery's, the rules', then the syntax check's.
+  const discovered = byModelName(discovery.diagnostics);
+  const syntaxFaults = byModelName(syntax?.diagnostics ?? []);
+  const byModel = new Map<string, Diagnostic[]>();
+  models.forEach((model, i) => {
+    const own = syntaxFaults.has(model.name) ? [...found[i]!, ...syntaxFaults.get(model.name)!] : found[i]!;
+    byModel.set(model.name, [...(discovered.get(model.name) ?? []), ...own]);
+    diagnostics.push(...own);
+  });
   diagnostics.push(...checkEnsembles(asLoaded, { modelDiagnostics: byModel }));
   // The endpoint's GPU only matters for an archive meant for it, or when the endpoint is named (and its catalog loads
   // only then, like the MME rules).
@@ -186,18 +207,47 @@ async function inspectRepository(
   return keepArchive && archive ? { report, archive } : { report };
 }
 
-/** The model.py syntax check, when asked for (the default) and the repository has python models: loaded only then. */
-async function checkSyntax(models: readonly LoadedModel[], options: ValidateOptions) {
-  if (options.pythonSyntax === false || !models.some((m) => m.backend === 'python')) return undefined;
-  const { checkPythonModelsSyntax } = await import('./python-syntax');
-  const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
-  const python = syntaxPython(options);
-  const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
-  return checkPythonModelsSyntax(models, {
-    tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
-    ...(python !== undefined ? { python } : {}),
-    ...(env ? { env } : {}),
-  });
+/** While the syntax check's child works, the event loop runs every so many models: the pipe takes what waited. */
+const YIELD_EVERY = 64;
+
+function yieldToPipe(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Diagnostics grouped by their model, each group in the given order. */
+function byModelName(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic[]> {
+  const groups = new Map<string, Diagnostic[]>();
+  for (const d of diagnostics) {
+    if (d.model === undefined) continue;
+    const group = groups.get(d.model);
+    if (group) group.push(d);
+    else groups.set(d.model, [d]);
+  }
+  return groups;
+}
+
+/**
+ * The model.py syntax check, when asked for (the default): a function given each model as it loads, which starts the
+ * check at the first python model (its module loads only then) and returns the session, if any (undefined: none yet).
+ */
+function startSyntax(options: ValidateOptions): (model: LoadedModel | undefined) => Promise<PythonSyntaxSession | undefined> {
+  let session: PythonSyntaxSession | undefined;
+  return async (model) => {
+    if (options.pythonSyntax === false || model?.backend !== 'python') return session;
+    if (!session) {
+      const { startPythonModelsSyntax } = await import('./python-syntax');
+      const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
+      const python = syntaxPython(options);
+      const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
+      session = startPythonModelsSyntax({
+        tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
+        ...(python !== undefined ? { python } : {}),
+        ...(env ? { env } : {}),
+      });
+    }
+    session.add(model);
+    return session;
+  };
 }
 
 function syntaxPython(options: ValidateOptions): string | undefined {

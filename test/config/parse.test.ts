@@ -311,3 +311,37 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     expect(diagnostics.map((d) => d.code)).toEqual(['config-too-large']);
   });
 });
+
+describe('config.pbtxt parser: deferred positions', () => {
+  const text =
+    'name: "e"\nplatform: "ensemble"\ninput [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] },\n' +
+    '  { name: "B" data_type: TYPE_FP32 dims: [ 2 ] } ]\nensemble_scheduling { step [ { model_name: "m" model_version: -1\n' +
+    '  input_map { key: "x" value: "A" } output_map { key: "y" value: "B" } } ] }\nparameters { key: "k" value: { string_value: "v" } }\n';
+
+  it('finds, when first asked, the same place of every message, field and map entry as a parse that records them', () => {
+    const eager = parseModelConfig(text);
+    const deferred = parseModelConfig(text, { deferPositions: true });
+    const c = deferred.config;
+    const e = eager.config;
+    const step = c.ensemble_scheduling!.step![0]!;
+    const eagerStep = e.ensemble_scheduling!.step![0]!;
+    const pairs: [object | undefined, object | undefined, string | undefined, number | undefined][] = [
+      [c, e, 'platform', undefined],
+      [c, e, 'input', 1],
+      [c.input![1], e.input![1], 'dims', undefined],
+      [c.input![1], e.input![1], undefined, undefined],
+      [step, eagerStep, 'model_version', undefined],
+      [step.output_map, eagerStep.output_map, 'y', undefined],
+      [c.parameters, e.parameters, 'k', undefined],
+    ];
+    for (const [kept, twin, field, index] of pairs) {
+      const at = deferred.positions.of(kept, field, index);
+      expect(at).toBeDefined();
+      expect(at).toEqual(eager.positions.of(twin, field, index));
+    }
+    expect(deferred.positions.ofMapValue(step.input_map, 'x')).toEqual(eager.positions.ofMapValue(eagerStep.input_map, 'x'));
+    expect(deferred.positions.of(c, 'input', 1)).toMatchObject({ line: 4, column: 3 });
+    // An object that is not of this parse has no place, deferred or not.
+    expect(deferred.positions.of({ name: 'e' }, 'name')).toBeUndefined();
+  });
+});

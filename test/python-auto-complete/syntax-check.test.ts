@@ -138,3 +138,29 @@ suiteFor({ tools: ['python3'] })('model.py syntax check', () => {
     expect(result).toEqual({ ran: false, python: broken, missing: false, reason: 'exited 3: no such module' });
   });
 });
+
+suiteFor({ tools: ['python3'] })('model.py syntax check, streamed', () => {
+  it('answers each of thousands of sources at its own index, more than a pipe holds, names with newlines included', async () => {
+    // 3,000 sources of ~300 bytes: about 1 MB, far past what the pipe takes before python reads.
+    const padding = `# ${'x'.repeat(260)}\n`;
+    const jobs = Array.from({ length: 3000 }, (_, i) => ({
+      name: i === 7 ? 'odd\nname é/model.py' : `m${i}/1/model.py`,
+      source: Buffer.from(padding + (i === 7 || i === 2999 ? MISSING_COLON : VALID)),
+    }));
+    const result = await checkPythonSyntax(jobs, { pythonVersion: '3.10' });
+    if (!result.ran) throw new Error(`the check did not run: ${result.reason}`);
+    expect(result.faults).toHaveLength(3000);
+    const faulty = result.faults.flatMap((f, i) => (f ? [i] : []));
+    expect(faulty).toEqual([7, 2999]);
+    expect(result.faults[7]).toMatchObject({ type: 'SyntaxError', line: 3 });
+    expect(result.faults[7]!.message).toContain("expected ':'");
+  });
+
+  it('gives python\'s import wording for a file that fails the fast parse (a declared encoding it cannot decode)', async () => {
+    const source = Buffer.concat([Buffer.from('# -*- coding: ascii -*-\nNAME = "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]);
+    const result = await checkPythonSyntax([{ name: 'm/1/model.py', source }], { pythonVersion: '3.10' });
+    if (!result.ran) throw new Error(`the check did not run: ${result.reason}`);
+    expect(result.faults[0]).toMatchObject({ type: 'SyntaxError', line: 2 });
+    expect(result.faults[0]!.message).toMatch(/^\(unicode error\) 'ascii' codec can't decode byte 0xe9/);
+  });
+});

@@ -90,6 +90,7 @@ function memoryFiles(dir: string, files: ModelFileList): ModelFiles {
       return entry && { kind: entry.kind, size: entry.size };
     },
     readText: (path) => entries.get(join(path))?.text,
+    readBytes: (path) => entries.get(join(path))?.bytes,
     list: (path) => children.get(join(path)) ?? new Set(),
     open: (path) => {
       const bytes = entries.get(join(path))?.bytes;
