@@ -9,9 +9,9 @@
 // whose code or covering tests changed; pass --force to test them all again.
 'use strict';
 const { spawnSync } = require('node:child_process');
-const { mkdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
-const { dirname, join } = require('node:path');
+const { dirname, join, relative } = require('node:path');
 
 const ROOT = join(__dirname, '..');
 const REPORTS = join('reports', 'mutation');
@@ -49,6 +49,37 @@ function usage(message) {
 const STRYKER = join(dirname(require.resolve('@stryker-mutator/core/package.json')), 'bin', 'stryker.js');
 mkdirSync(join(ROOT, REPORTS, 'config'), { recursive: true });
 mkdirSync(join(ROOT, REPORTS, 'modules'), { recursive: true });
+/** The test files of the mutation suite that import `module` (Jest's --findRelatedTests, asked once). */
+function relatedTests(module) {
+  const file = module.replace(/:\d+(:\d+)?-\d+(:\d+)?$/, '');
+  const jest = join(dirname(require.resolve('jest/package.json')), 'bin', 'jest.js');
+  const files = globFiles(file);
+  // Jest finds the tests of a file only when that file lies under one of its roots.
+  const roots = ['test', ...new Set(files.map((path) => dirname(path)))].flatMap((root) => ['--roots', root]);
+  const list = spawnSync(
+    process.execPath,
+    [jest, '--config', 'jest.mutation.config.js', ...roots, '--listTests', '--findRelatedTests', ...files],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, MME_MUTATION_TESTS: '' } },
+  );
+  if (list.status !== 0) usage(`jest --listTests failed: ${list.stderr.trim()}`);
+  return list.stdout.split('\n').filter(Boolean).map((path) => relative(ROOT, path)).sort();
+}
+
+/** The files a `mutate` pattern names (`*` within one folder level, as in stryker.config.json). */
+function globFiles(pattern) {
+  const parts = pattern.split('/');
+  let paths = [''];
+  for (const part of parts) {
+    if (!part.includes('*')) {
+      paths = paths.map((path) => join(path, part));
+      continue;
+    }
+    const matcher = new RegExp(`^${part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    paths = paths.flatMap((path) => readdirSync(join(ROOT, path)).filter((name) => matcher.test(name)).map((name) => join(path, name)));
+  }
+  return paths.filter((path) => existsSync(join(ROOT, path)));
+}
+
 const reports = [];
 for (const module of modules) {
   const name = slug(module);
@@ -59,6 +90,8 @@ for (const module of modules) {
     jsonReporter: { fileName: join(REPORTS, 'modules', `${name}.json`) },
     incremental: true,
     incrementalFile: join(REPORTS, 'incremental', `${name}.json`),
+    // The tests are chosen once, below, not by Jest for each mutant.
+    jest: { ...base.jest, enableFindRelatedTests: false },
   };
   delete config.$schema;
   const configFile = join(REPORTS, 'config', `${name}.json`);
@@ -67,10 +100,13 @@ for (const module of modules) {
   const file = module.replace(/:\d+(:\d+)?-\d+(:\d+)?$/, '');
   const tsconfig = { extends: './tsconfig.json', compilerOptions: { types: ['node'] }, include: [file] };
   writeFileSync(join(ROOT, RUN_TSCONFIG), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  const tests = relatedTests(module);
+  if (tests.length === 0) usage(`no test in jest.mutation.config.js imports ${module}`);
   const load = loadavg()[0];
   const started = Date.now();
   console.log(`mme-deploy mutation: ${module} (load ${load.toFixed(2)})`);
-  const run = spawnSync(process.execPath, [STRYKER, 'run', configFile, ...passThrough], { cwd: ROOT, stdio: 'inherit' });
+  const env = { ...process.env, MME_MUTATION_TESTS: JSON.stringify(tests) };
+  const run = spawnSync(process.execPath, [STRYKER, 'run', configFile, ...passThrough], { cwd: ROOT, stdio: 'inherit', env });
   rmSync(join(ROOT, RUN_TSCONFIG), { force: true });
   const seconds = Math.round((Date.now() - started) / 1000);
   const timing = { module, seconds, loadAtStart: Number(load.toFixed(2)), loadAtEnd: Number(loadavg()[0].toFixed(2)) };
