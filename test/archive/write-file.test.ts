@@ -161,6 +161,20 @@ describe('writeStreamAtomically', () => {
     expect(readdirSync(dir.path).sort()).toEqual([live, 'model.tar.gz'].sort());
   });
 
+  it('keeps the temp file of a process that runs as another user (the kernel answers EPERM to signal 0)', async () => {
+    const host = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 63);
+    const others = `.model.tar.gz.${host}.4194305.0123abcd.tmp`;
+    writeFileSync(join(dir.path, others), 'partial');
+    const kill = process.kill.bind(process);
+    jest.spyOn(process, 'kill').mockImplementation((pid, signal) => {
+      if (pid === 4194305) throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
+      return kill(pid, signal);
+    });
+    const result = await writeStreamAtomically(Readable.from([Buffer.from('x')]), out);
+    expect(result.removedStale).toEqual([]);
+    expect(readdirSync(dir.path).sort()).toEqual([others, 'model.tar.gz'].sort());
+  });
+
   it('still writes when the directory cannot be listed for stale temp files (write and search permission only)', async () => {
     jest.spyOn(fsPromises, 'readdir').mockRejectedValueOnce(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
     const result = await writeStreamAtomically(Readable.from([Buffer.from('x')]), out);
@@ -171,7 +185,7 @@ describe('writeStreamAtomically', () => {
   it('tells onTempFile the temp file once, then that it is gone once, on success and on failure', async () => {
     const told: (string | undefined)[] = [];
     await writeStreamAtomically(Readable.from([Buffer.from('x')]), out, { onTempFile: (path) => told.push(path) });
-    expect(told).toEqual([expect.stringMatching(/\/\.model\.tar\.gz\..*\.tmp$/), undefined]);
+    expect(told).toStrictEqual([expect.stringMatching(/\/\.model\.tar\.gz\..*\.tmp$/), undefined]);
     told.length = 0;
     const source = new Readable({
       read() {
@@ -179,7 +193,7 @@ describe('writeStreamAtomically', () => {
       },
     });
     await expect(writeStreamAtomically(source, out, { onTempFile: (path) => told.push(path) })).rejects.toThrow('source broke');
-    expect(told).toEqual([expect.stringMatching(/\.tmp$/), undefined]);
+    expect(told).toStrictEqual([expect.stringMatching(/\.tmp$/), undefined]);
   });
 
   it('refuses with UNWRITABLE when the temp file cannot be flushed, leaving the old output and no temp file', async () => {
@@ -215,7 +229,7 @@ describe('writeStreamAtomically', () => {
     // The rename happened: the new bytes are the output (not yet durable), and no temp file is left or reported.
     expect(readFileSync(out, 'utf8')).toBe('new');
     expect(readdirSync(dir.path)).toEqual(['model.tar.gz']);
-    expect(told).toEqual([expect.stringMatching(/\.tmp$/), undefined]);
+    expect(told).toStrictEqual([expect.stringMatching(/\.tmp$/), undefined]);
   });
 
   it('never writes into a file that has the temp file\'s name already (another writer\'s), refusing instead', async () => {
@@ -229,7 +243,7 @@ describe('writeStreamAtomically', () => {
       writeStreamAtomically(Readable.from([Buffer.from('x')]), out, { onTempFile: (path) => told.push(path) }),
     ).rejects.toMatchObject({ code: 'UNWRITABLE' });
     expect(readFileSync(taken, 'utf8')).toBe('another writer');
-    expect(told).toEqual([taken, undefined]);
+    expect(told).toStrictEqual([taken, undefined]);
     expect(existsSync(out)).toBe(false);
   });
 
