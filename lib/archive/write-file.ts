@@ -68,6 +68,7 @@ export async function writeStreamAtomically(
   const hash = options.hash === false ? undefined : createHash('sha256');
   let size = 0;
   let placed = false;
+  let sinkError: unknown;
   const unwritable = (err: unknown) =>
     new MmeError('UNWRITABLE', `cannot write ${outPath}: ${errnoReason(err)}.`, { cause: err });
   try {
@@ -80,8 +81,8 @@ export async function writeStreamAtomically(
       },
     });
     options.onTempFile?.(temp);
+    // Exclusive create: a file that has the temp name already (another writer's) is never written into.
     const sink = createWriteStream(temp, { flags: 'wx' });
-    let sinkError: unknown;
     sink.once('error', (err) => (sinkError = err));
     await pipeline(source, measure, sink, { signal: options.signal }).catch((err: unknown) => {
       throw err === sinkError ? unwritable(err) : err;
@@ -104,8 +105,10 @@ export async function writeStreamAtomically(
     });
   } catch (err) {
     source.destroy();
+    // A temp name that was taken (the exclusive create failed) is another writer's file: not ours to remove.
+    const taken = (sinkError as NodeJS.ErrnoException | undefined)?.code === 'EEXIST';
     if (!placed) {
-      await rm(temp, { force: true });
+      if (!taken) await rm(temp, { force: true });
       options.onTempFile?.(undefined);
     }
     if ((err as Error).name === 'AbortError' && !isMmeError(err)) {

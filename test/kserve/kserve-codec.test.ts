@@ -464,3 +464,369 @@ describe('malformed responses: one precise BAD_BODY each, never a crash', () => 
   });
 });
 
+
+describe('element values: what each datatype takes, and the message for what it refuses', () => {
+  const refusal = (run: () => unknown): { code?: string; message?: string } => {
+    try {
+      run();
+    } catch (err) {
+      return { code: (err as MmeError).code, message: (err as Error).message };
+    }
+    throw new Error('no error');
+  };
+
+  it('takes integers as numbers, bigints, booleans and decimal strings (spaces around them allowed)', () => {
+    expect(hex(encodeTensorData('INT32', [true, false, ' 42 ', '-7', 3n]))).toBe(
+      '01000000' + '00000000' + '2a000000' + 'f9ffffff' + '03000000',
+    );
+    expect(hex(encodeTensorData('INT64', [true, ' -2 ', 5]))).toBe('0100000000000000' + 'feffffffffffffff' + '0500000000000000');
+  });
+
+  it('refuses what is no integer, naming the element, the value and the datatype', () => {
+    expect(refusal(() => encodeTensorData('INT32', [1, '1.5'], 'ids'))).toEqual({
+      code: 'BAD_VALUE',
+      message: 'element 1 of tensor \'ids\' is "1.5", but INT32 needs an integer.',
+    });
+    expect(refusal(() => encodeTensorData('INT16', [Buffer.from('abc')], 'x')).message).toBe(
+      "element 0 of tensor 'x' is 3 raw bytes, but INT16 needs an integer.",
+    );
+    expect(refusal(() => encodeTensorData('INT64', [2 ** 60], 'ids')).message).toBe(
+      "element 0 of tensor 'ids' is 1152921504606847000, beyond 2^53 where JSON numbers lose precision; " +
+        'write it as a string ("1152921504606846976") to send it exactly.',
+    );
+    // A narrow integer type takes a number beyond 2^53 only to refuse it as out of range.
+    expect(refusal(() => encodeTensorData('INT32', [2 ** 60], 'x')).message).toBe(
+      "element 0 of tensor 'x' is 1152921504606846976, outside the INT32 range -2147483648..2147483647.",
+    );
+  });
+
+  it('refuses integers below the range as well as above it', () => {
+    expect(() => encodeTensorData('UINT8', [-1], 'p')).toThrow("element 0 of tensor 'p' is -1, outside the UINT8 range 0..255.");
+    expect(() => encodeTensorData('INT8', [-129], 'p')).toThrow("element 0 of tensor 'p' is -129, outside the INT8 range -128..127.");
+    expect(() => encodeTensorData('INT64', [-(2n ** 63n) - 1n], 'p')).toThrow(/outside the INT64 range -9223372036854775808\.\./);
+    expect(hex(encodeTensorData('INT8', [-128, 127]))).toBe('807f');
+    expect(hex(encodeTensorData('UINT16', [0, 65535]))).toBe('0000ffff');
+  });
+
+  it('takes floats as numbers, bigints and strings, with NaN and the infinities spelt any usual way', () => {
+    const values = [2n, ' 1.5 ', 'nan', '-NaN', 'inf', '+inf', '-inf', 'Infinity', '-infinity', '1e3'];
+    expect(encodeTensorData('FP64', values).length).toBe(80);
+    const back = decodeTensorData('FP64', encodeTensorData('FP64', values));
+    expect(back).toEqual([2, 1.5, NaN, NaN, Infinity, Infinity, -Infinity, Infinity, -Infinity, 1000]);
+  });
+
+  it('refuses a float element that is no number, an empty string included', () => {
+    expect(refusal(() => encodeTensorData('FP32', ['one'], 'x'))).toEqual({
+      code: 'BAD_VALUE',
+      message: 'element 0 of tensor \'x\' is "one", but FP32 needs a number.',
+    });
+    expect(refusal(() => encodeTensorData('FP32', ['  '], 'x')).message).toBe(
+      'element 0 of tensor \'x\' is "  ", but FP32 needs a number.',
+    );
+    expect(refusal(() => encodeTensorData('FP16', [true], 'x')).message).toBe("element 0 of tensor 'x' is true, but FP16 needs a number.");
+    expect(refusal(() => encodeTensorData('FP32', ['infinite'], 'x')).message).toMatch(/needs a number/);
+  });
+
+  it('takes booleans as true/false, 0/1 and 0n/1n, and refuses anything else', () => {
+    expect(hex(encodeTensorData('BOOL', [true, false, 1, 0, 1n, 0n]))).toBe('010001000100');
+    expect(refusal(() => encodeTensorData('BOOL', ['true'], 'm'))).toEqual({
+      code: 'BAD_VALUE',
+      message: 'element 0 of tensor \'m\' is "true", but BOOL needs true, false, 0 or 1.',
+    });
+    expect(refusal(() => encodeTensorData('BOOL', [2n], 'm')).message).toBe(
+      "element 0 of tensor 'm' is 2, but BOOL needs true, false, 0 or 1.",
+    );
+  });
+
+  it('takes BYTES as strings and raw bytes, and refuses numbers', () => {
+    const raw = new Uint8Array([9, 8, 7, 6]).subarray(1, 3);
+    expect(hex(encodeTensorData('BYTES', [raw]))).toBe('02000000' + '0807');
+    expect(refusal(() => encodeTensorData('BYTES', [5], 's'))).toEqual({
+      code: 'BAD_VALUE',
+      message: "element 0 of tensor 's' is 5, but BYTES needs a string.",
+    });
+  });
+});
+
+describe('binary tensor data that does not add up', () => {
+  it('reports a BYTES tensor that ends inside an element\'s length', () => {
+    expect(() => decodeTensorData('BYTES', Buffer.from('01000000' + '61' + '0200', 'hex'), undefined, 's')).toThrow(
+      "Tensor 's' (BYTES) ends inside the 4-byte length of element 1 (at byte 5 of 7).",
+    );
+  });
+
+  it('reports a BYTES tensor with more or fewer elements than its shape, and takes one that has exactly as many', () => {
+    const two = Buffer.from('01000000' + '61' + '00000000', 'hex');
+    expect(() => decodeTensorData('BYTES', two, 3, 's')).toThrow("Tensor 's' (BYTES) holds 2 elements but its shape needs 3.");
+    expect(() => decodeTensorData('BYTES', two, 1, 's')).toThrow("Tensor 's' (BYTES) holds 2 elements but its shape needs 1.");
+    expect(decodeTensorData('BYTES', two, 2, 's').map((b) => hex(b as Uint8Array))).toEqual(['61', '']);
+    expect(decodeTensorData('BYTES', Buffer.alloc(0), 0, 's')).toEqual([]);
+  });
+
+  it('reports fixed-size data that is no whole number of elements when no shape is given', () => {
+    expect(() => decodeTensorData('INT16', Buffer.alloc(3), undefined, 'o')).toThrow(
+      "Tensor 'o' (INT16) has 3 bytes of data; expected a multiple of 2.",
+    );
+    expect(decodeTensorData('INT16', Buffer.from('0100ffff', 'hex'))).toEqual([1, -1]);
+  });
+
+  it('reads from a view into a larger buffer at its own offset', () => {
+    const whole = Buffer.from('ff' + '02000000' + '03000000' + 'ff', 'hex');
+    expect(decodeTensorData('INT32', whole.subarray(1, 9), 2)).toEqual([2, 3]);
+  });
+});
+
+describe('JSON data in a response', () => {
+  const output = (datatype: string, shape: number[], data: unknown) =>
+    decodeInferenceResponse(Buffer.from(JSON.stringify({ outputs: [{ name: 'Y', datatype, shape, data }] })), 'application/json')
+      .outputs[0]!.data;
+
+  it('gives narrow integers as numbers and 64-bit ones as bigints', () => {
+    expect(output('INT32', [2], [1, -2])).toEqual([1, -2]);
+    expect(output('UINT32', [1], [4294967295])).toEqual([4294967295]);
+    expect(output('UINT64', [1], [3])).toEqual([3n]);
+  });
+
+  it('reads nested data in row-major order, and a single value without brackets', () => {
+    expect(output('INT32', [2, 2], [[1, 2], [3, 4]])).toEqual([1, 2, 3, 4]);
+    expect(output('INT32', [2, 1, 2], [[[1, 2]], [[3, 4]]])).toEqual([1, 2, 3, 4]);
+    expect(output('FP32', [1], 2.5)).toEqual([2.5]);
+  });
+
+  it('reads a number among BYTES data as its text', () => {
+    expect(output('BYTES', [2], ['a', 12]).map((b) => Buffer.from(b as Uint8Array).toString())).toEqual(['a', '12']);
+  });
+
+  it('takes a tensor with no data when its shape holds no element', () => {
+    expect(output('FP32', [0], undefined)).toEqual([]);
+  });
+
+  it('reports a value the datatype cannot hold as a fault of the body (BAD_BODY)', () => {
+    expect(() => output('UINT8', [1], [300])).toThrow(expect.objectContaining({
+      code: 'BAD_BODY',
+      message: "element 0 of tensor 'Y' is 300, outside the UINT8 range 0..255.",
+    }));
+    expect(() => output('INT32', [1], [null])).toThrow(
+      expect.objectContaining({ code: 'BAD_BODY', message: "element 0 of tensor 'Y' is null, which is not a INT32 value." }),
+    );
+  });
+
+  it('refuses data nested deeper than 64 arrays, and reads 64', () => {
+    let deep: unknown = [1];
+    for (let i = 1; i < 64; i++) deep = [deep];
+    expect(output('INT32', [1], deep)).toEqual([1]);
+    expect(() => output('INT32', [1], [deep])).toThrow(
+      expect.objectContaining({
+        code: 'BAD_BODY',
+        message: "Tensor 'Y' has data nested more than 64 arrays deep; a tensor's JSON data is a flat or row-major nested " +
+          'array with one level per dimension.',
+      }),
+    );
+  });
+});
+
+describe('request bodies: every field', () => {
+  it('writes the request id, its parameters, each input\'s parameters and the listed outputs', () => {
+    const request = {
+      id: 'req-1',
+      parameters: { priority: 2 },
+      inputs: [{ name: 'X', datatype: 'INT32' as const, shape: [1], data: [7], parameters: { shared_memory: false } }],
+      outputs: [{ name: 'A', parameters: { binary_data: false } }, { name: 'B' }],
+    };
+    expect(encodeInferenceRequest(request, { binary: false }).body.toString()).toBe(
+      '{"id":"req-1","parameters":{"priority":2},' +
+        '"inputs":[{"name":"X","shape":[1],"datatype":"INT32","parameters":{"shared_memory":false},"data":[7]}],' +
+        '"outputs":[{"name":"A","parameters":{"binary_data":false}},{"name":"B"}]}',
+    );
+    const binary = encodeInferenceRequest(request, { binary: true });
+    const header = binary.body.subarray(0, binary.body.length - 4).toString();
+    // An explicit binary_data on a listed output is kept; the others are asked for in binary.
+    expect(header).toBe(
+      '{"id":"req-1","parameters":{"priority":2},' +
+        '"inputs":[{"name":"X","shape":[1],"datatype":"INT32","parameters":{"shared_memory":false,"binary_data_size":4}}],' +
+        '"outputs":[{"name":"A","parameters":{"binary_data":false}},{"name":"B","parameters":{"binary_data":true}}]}',
+    );
+    const decoded = decodeInferenceRequest(binary.body, binary.contentType);
+    expect(decoded).toEqual({
+      id: 'req-1',
+      parameters: { priority: 2 },
+      inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [7], parameters: { shared_memory: false, binary_data_size: 4 } }],
+      outputs: [{ name: 'A', parameters: { binary_data: false } }, { name: 'B', parameters: { binary_data: true } }],
+    });
+  });
+
+  it('keeps the request\'s own parameters beside binary_data_output, and writes no empty parameters', () => {
+    const inputs = [{ name: 'X', datatype: 'INT32' as const, shape: [1], data: [7] }];
+    const withParameters = encodeInferenceRequest({ parameters: { a: 1 }, inputs }, { binary: false, binaryOutputs: true });
+    expect(withParameters.body.toString()).toMatch(/^\{"parameters":\{"binary_data_output":true,"a":1\},"inputs"/);
+    const empty = encodeInferenceRequest({ parameters: {}, inputs, outputs: [] }, { binary: false });
+    expect(empty.body.toString()).toBe('{"inputs":[{"name":"X","shape":[1],"datatype":"INT32","data":[7]}]}');
+  });
+
+  it('refuses a dimension that is negative or not an integer', () => {
+    for (const shape of [[-1], [1.5], [2, NaN]]) {
+      expect(() => encodeInferenceRequest({ inputs: [{ name: 'X', datatype: 'FP32', shape, data: [] }] }, { binary: true })).toThrow(
+        `Tensor 'X' has shape [${shape.join(', ')}]; every dimension must be a non-negative integer.`,
+      );
+    }
+  });
+
+  it('refuses BYTES that are not UTF-8 in a JSON body, and sends UTF-8 bytes as their text', () => {
+    const bytes = (data: Uint8Array[]) => ({ inputs: [{ name: 'S', datatype: 'BYTES' as const, shape: [data.length], data }] });
+    expect(() => encodeInferenceRequest(bytes([Buffer.from([0xff])]), { binary: false })).toThrow(
+      expect.objectContaining({
+        code: 'BAD_VALUE',
+        message: "element 0 of tensor 'S' is not valid UTF-8, which JSON cannot carry; send it with --binary.",
+      }),
+    );
+    expect(encodeInferenceRequest(bytes([Buffer.from('é"')]), { binary: false }).body.toString()).toContain('"data":["é\\""]');
+  });
+
+  it('writes booleans, 64-bit integers and mixed float elements one by one', () => {
+    const json = (datatype: KServeDatatype, data: TensorElement[]) =>
+      encodeInferenceRequest({ inputs: [{ name: 'X', datatype, shape: [data.length], data }] }, { binary: false }).body.toString();
+    expect(json('BOOL', [true, 0])).toContain('"data":[true,false]');
+    expect(json('INT64', [-5, '12345678901234567890'.slice(0, 18)])).toContain('"data":[-5,123456789012345678]');
+    expect(json('FP32', ['1.5', 2, -0])).toContain('"data":[1.5,2,-0.0]');
+    expect(json('INT32', ['3', 4])).toContain('"data":[3,4]');
+  });
+});
+
+describe('size limits at the boundary', () => {
+  const int32 = (count: number) => ({
+    inputs: [{ name: 'X', datatype: 'INT32' as const, shape: [count], data: new Array<number>(count).fill(1) }],
+  });
+
+  it('takes a body exactly maxBytes long and refuses one a byte longer, binary or JSON', () => {
+    for (const binary of [true, false]) {
+      const size = encodeInferenceRequest(int32(10), { binary }).body.length;
+      expect(encodeInferenceRequest(int32(10), { binary, maxBytes: size }).body.length).toBe(size);
+      expect(() => encodeInferenceRequest(int32(10), { binary, maxBytes: size - 1 })).toThrow(RequestTooLargeError);
+    }
+  });
+
+  it('counts a BYTES input\'s UTF-8 bytes and length prefixes before encoding it', () => {
+    const request = { inputs: [{ name: 'S', datatype: 'BYTES' as const, shape: [2], data: ['é', Buffer.from('abc')] }] };
+    const size = encodeInferenceRequest(request, { binary: true }).body.length;
+    expect(encodeInferenceRequest(request, { binary: true, maxBytes: size }).body.length).toBe(size);
+    let caught: RequestTooLargeError | undefined;
+    try {
+      encodeInferenceRequest(request, { binary: true, maxBytes: 12 });
+    } catch (err) {
+      caught = err as RequestTooLargeError;
+    }
+    // 4 + 2 bytes for "é", 4 + 3 for the raw bytes: known before any header is written.
+    expect(caught).toMatchObject({ bytes: 13, maxBytes: 12, exact: true, binary: true });
+  });
+
+  it('says "about" for an estimated JSON size, in MiB with one decimal', () => {
+    const data = new Array<number>(300_000).fill(0.25);
+    const request = { inputs: [{ name: 'X', datatype: 'FP32' as const, shape: [data.length], data }] };
+    expect(() => encodeInferenceRequest(request, { binary: false, maxBytes: 1024 * 1024 })).toThrow(
+      /^The request is about 1\.[0-9] MiB, over the 1\.0 MiB allowed\.$/,
+    );
+    expect(() => encodeInferenceRequest(request, { binary: true, maxBytes: 1024 * 1024 })).toThrow(
+      'The request is 1.1 MiB, over the 1.0 MiB allowed.',
+    );
+  });
+});
+
+describe('the binary+json content type', () => {
+  const body = (header: object, blob: Buffer) => {
+    const text = JSON.stringify(header);
+    return { text, body: Buffer.concat([Buffer.from(text), blob]) };
+  };
+
+  it('is recognised whatever its case and leading spaces, with spaces around the size', () => {
+    const output = { name: 'Y', datatype: 'INT8', shape: [1], parameters: { binary_data_size: 1 } };
+    const { text, body: bytes } = body({ outputs: [output] }, Buffer.from([5]));
+    for (const contentType of [
+      `${BINARY_MIME};json-header-size=${text.length}`,
+      `  Application/VND.SageMaker-Triton.Binary+JSON; JSON-Header-Size = ${text.length}`,
+    ]) {
+      expect(decodeInferenceResponse(bytes, contentType).outputs[0]!.data).toEqual([5]);
+    }
+  });
+
+  it('takes a header size equal to the body length (a body that is all header)', () => {
+    const text = JSON.stringify({ outputs: [] });
+    expect(decodeInferenceResponse(Buffer.from(text), binaryJsonContentType(text.length)).outputs).toEqual([]);
+  });
+
+  it('reads a body without a content type, or with another one, as JSON', () => {
+    const text = '{"outputs":[{"name":"Y","datatype":"INT8","shape":[1],"data":[5]}]}';
+    expect(decodeInferenceResponse(Buffer.from(text)).outputs[0]!.data).toEqual([5]);
+    expect(decodeInferenceResponse(Buffer.from(text), 'text/plain;json-header-size=3').outputs[0]!.data).toEqual([5]);
+  });
+
+  it('refuses a negative or fractional header size with Triton\'s wording', () => {
+    for (const size of ['-1', '1.5']) {
+      expect(() => decodeInferenceResponse(Buffer.from('{}'), `${BINARY_MIME};json-header-size=${size}`)).toThrow(
+        `inference header size should be in range (0, 2), got: ${size}`,
+      );
+    }
+  });
+});
+
+describe('response header fields', () => {
+  it('keeps model_name, model_version, id and parameters when they have the right type, and drops them otherwise', () => {
+    const good = { model_name: 'm', model_version: '3', id: 'r', parameters: { sequence_id: 0 }, outputs: [] };
+    expect(decodeInferenceResponse(Buffer.from(JSON.stringify(good)))).toEqual(good);
+    const bad = { model_name: 1, model_version: 3, id: 7, parameters: [1], outputs: [] };
+    expect(decodeInferenceResponse(Buffer.from(JSON.stringify(bad)))).toEqual({ outputs: [] });
+  });
+
+  it('names the body, the parse error and the content type when the header does not parse', () => {
+    expect(() => decodeInferenceRequest(Buffer.from('{"inputs":'), 'application/json')).toThrow(
+      /^The request is not a KServe v2 inference request: its JSON header does not parse \(.+\)\. Content type: application\/json\.$/,
+    );
+    expect(() => decodeInferenceResponse(Buffer.from('nope'))).toThrow(/\. Content type: none\.$/);
+  });
+
+  it('refuses a request without a name on a tensor, a fractional binary_data_size, and a string one', () => {
+    expect(() => decodeInferenceRequest(Buffer.from('{"inputs":[{"name":3}]}'))).toThrow('Tensor 0 of the request has no name.');
+    for (const size of [1.5, '4']) {
+      const header = JSON.stringify({ inputs: [{ name: 'X', datatype: 'INT8', shape: [1], parameters: { binary_data_size: size } }] });
+      expect(() => decodeInferenceRequest(Buffer.from(header + 'x'), binaryJsonContentType(header.length))).toThrow(
+        `Tensor 'X' has an invalid binary_data_size ${JSON.stringify(size)}.`,
+      );
+    }
+  });
+
+  it('returns an error body as the model\'s error even when it has no outputs list', () => {
+    expect(() => decodeInferenceResponse(Buffer.from('{"error":"boom"}'))).toThrow(
+      expect.objectContaining({ code: 'MODEL_ERROR', message: 'The model returned an error: boom' }),
+    );
+    // A request with an "error" field is no error: it needs its inputs.
+    expect(() => decodeInferenceRequest(Buffer.from('{"error":"x"}'))).toThrow('The request JSON has no "inputs" array.');
+  });
+});
+
+describe('exact JSON numbers', () => {
+  it('turns only whole integer tokens beyond 2^53 into digits: not fractions, exponents, nor safe 16-digit ones', () => {
+    expect(parseJsonExact('[9007199254740993,-9007199254740993,9007199254740991,1.12345678901234567,1e1234567890123456]')).toEqual([
+      '9007199254740993',
+      '-9007199254740993',
+      9007199254740991,
+      1.1234567890123457,
+      Infinity,
+    ]);
+    expect(parseJsonExact('{"n":12345678901234567890.5,"m":1234567890123456789e2}')).toEqual({
+      n: 12345678901234567000,
+      m: 1.234567890123456789e20,
+    });
+    // The boundary: 2^53 - 1 is the largest safe integer, 2^53 the first that is not.
+    expect(parseJsonExact('[-9007199254740991, 9007199254740991, -9007199254740992, 9007199254740992]')).toEqual([
+      -9007199254740991,
+      9007199254740991,
+      '-9007199254740992',
+      '9007199254740992',
+    ]);
+  });
+
+  it('leaves NaN and Infinity inside names and strings alone, and refuses them as parts of words', () => {
+    expect(parseJsonExact('{"NaN":[NaN,-Infinity,Infinity]}')).toEqual({ NaN: ['NaN', '-Infinity', 'Infinity'] });
+    expect(() => parseJsonExact('[xNaN]')).toThrow(SyntaxError);
+    expect(() => parseJsonExact('[NaNx]')).toThrow(SyntaxError);
+  });
+});
