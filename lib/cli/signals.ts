@@ -25,8 +25,8 @@ export interface CancellationOptions {
   readonly exit?: (code: number) => void;
 }
 
-/** How many withCancellation calls are running: while one is, it alone answers the signals. */
-let running = 0;
+/** The signal handlers of the withCancellation calls running: while one is, it alone answers the signals. */
+const running = new Set<(name: NodeJS.Signals) => void>();
 
 /**
  * Makes a signal that arrives while no command listens (the first moments, while the command's modules load; a
@@ -35,9 +35,18 @@ let running = 0;
  */
 export function exitOnSignalsOutsideCommands(exit: (code: number) => void = (code) => process.exit(code)): void {
   const onSignal = () => {
-    if (running === 0) exit(ExitCode.Interrupted);
+    if (running.size === 0) exit(ExitCode.Interrupted);
   };
   for (const name of CANCEL_SIGNALS) process.on(name, onSignal);
+  // A reader that stops early (`mme-deploy --help | head -1`) closes the pipe: node reports EPIPE as an 'error' event,
+  // which, unhandled, crashes with a stack trace. Nobody reads any more: a finished command exits 0 at once (what
+  // it printed was read as far as wanted), a running one is cancelled as by SIGPIPE and cleans up.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    ignoreWriteErrors();
+    if (running.size === 0) exit(ExitCode.Ok);
+    for (const onSignal of running) onSignal('SIGPIPE');
+  });
 }
 
 /** Runs `action` with a Cancellation that the first of SIGINT, SIGTERM and SIGHUP aborts. */
@@ -50,8 +59,8 @@ export async function withCancellation<T>(
   let describeLeftover: (() => string | undefined) | undefined;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const onSignal = (name: NodeJS.Signals) => {
-    // After SIGHUP the terminal may be gone: a failed write must not turn the cleanup into a crash.
-    if (name === 'SIGHUP') ignoreWriteErrors();
+    // After SIGHUP the terminal may be gone (after SIGPIPE stdout is): a failed write must not turn the cleanup into a crash.
+    if (name === 'SIGHUP' || name === 'SIGPIPE') ignoreWriteErrors();
     if (!abort.signal.aborted) {
       if (options.notice) note(io, options.notice);
       abort.abort(new Error(`received ${name}`));
@@ -62,11 +71,11 @@ export async function withCancellation<T>(
     exit(ExitCode.Interrupted);
   };
   for (const name of CANCEL_SIGNALS) process.on(name, onSignal);
-  running += 1;
+  running.add(onSignal);
   try {
     return await action({ signal: abort.signal, onQuit: (describe) => (describeLeftover = describe) });
   } finally {
-    running -= 1;
+    running.delete(onSignal);
     for (const name of CANCEL_SIGNALS) process.removeListener(name, onSignal);
   }
 }

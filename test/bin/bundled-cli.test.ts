@@ -1,7 +1,7 @@
 // The installed CLI is one bundled file (scripts/bundle-cli.js, run by `npm run build`): it must run the commands
 // by itself, keep packages external and keep the AWS SDK out of commands that do not call AWS.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,6 +22,17 @@ describe('the bundled CLI (dist/bin/mme-deploy.js)', () => {
     expect(text.startsWith('#!/usr/bin/env node\n')).toBe(true);
     const relative = [...text.matchAll(/require\("(\.[^"]*)"\)/g)].map((m) => m[1]);
     expect(relative).toEqual([]);
+  });
+
+  it('exits 0 without a stack trace when its reader goes away before it writes (`mme-deploy --help | head -0`)', async () => {
+    for (const args of [['--help'], ['validate', join('examples', 'sentiment_onnx'), '--json']]) {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy(); // the pipe's read end closes: the CLI's first write gets EPIPE
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const status = await new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+      expect({ args, status, stderr }).toEqual({ args, status: 0, stderr: '' });
+    }
   });
 
   it('prints the package version', () => {
