@@ -118,4 +118,39 @@ describe('withCancellation', () => {
     const swallow = process.stdout.listeners('error').at(-1) as (error: Error) => unknown;
     expect(swallow(new Error('EPIPE'))).toBeUndefined();
   });
+
+  it('on EPIPE (the reader went away): exits 0 when no command runs, cancels a running one as by SIGPIPE', async () => {
+    let fresh!: typeof import('../../lib/cli/signals');
+    jest.isolateModules(() => {
+      fresh = require('../../lib/cli/signals');
+    });
+    const listenersOf = () => ({
+      signals: CANCEL_SIGNALS.map((name) => process.listeners(name) as ((...args: unknown[]) => void)[]),
+      stdout: process.stdout.listeners('error') as ((...args: unknown[]) => void)[],
+      stderr: process.stderr.listeners('error') as ((...args: unknown[]) => void)[],
+    });
+    const before = listenersOf();
+    const exits: number[] = [];
+    fresh.exitOnSignalsOutsideCommands((code) => exits.push(code));
+    const onError = process.stdout.listeners('error').at(-1) as (error: NodeJS.ErrnoException) => void;
+    const epipe = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    try {
+      const reason = await fresh.withCancellation(recordingIo(), { exit: (code) => exits.push(code) }, async ({ signal }) => {
+        onError(epipe);
+        return (signal.reason as Error).message;
+      });
+      expect(reason).toBe('received SIGPIPE');
+      expect(exits).toEqual([]);
+      onError(epipe);
+      expect(exits).toEqual([0]);
+      // Any other error on stdout is no closed reader: it is not swallowed.
+      expect(() => onError(Object.assign(new Error('write EIO'), { code: 'EIO' }))).toThrow('write EIO');
+    } finally {
+      const added = <T>(now: T[], then: T[]) => now.filter((listener) => !then.includes(listener));
+      const after = listenersOf();
+      CANCEL_SIGNALS.forEach((name, i) => added(after.signals[i]!, before.signals[i]!).forEach((l) => process.removeListener(name, l)));
+      added(after.stdout, before.stdout).forEach((l) => process.stdout.removeListener('error', l));
+      added(after.stderr, before.stderr).forEach((l) => process.stderr.removeListener('error', l));
+    }
+  });
 });
