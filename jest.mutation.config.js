@@ -34,6 +34,9 @@ module.exports = {
     '**/test/repository/mme-rules.test.ts',
     '**/test/repository/ensemble-rules.test.ts',
   ],
+  // Jest's own node environment: Stryker's runner wraps the environment and cannot resolve jest.config.js's
+  // `<rootDir>/test/jest-environment.js` (whose quick worker exit only shortens the end of a whole-suite run).
+  testEnvironment: 'node',
   setupFilesAfterEnv: [],
   globalSetup: undefined,
   globalTeardown: undefined,
