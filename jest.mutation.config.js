@@ -24,9 +24,6 @@ module.exports = {
     '**/test/archive/archive-links.test.ts',
     '**/test/archive/write-file.test.ts',
     '**/test/push/*.test.ts',
-    // push through the CLI in process, against s3rver and mocked SageMaker: most of push's behaviour is tested there.
-    '**/test/aws/cli-s3.test.ts',
-    '**/test/aws/cli-mocked.test.ts',
     '**/test/cli/signals-in-process.test.ts',
     '**/test/constructs/scaling-guard.test.ts',
     '**/test/constructs/archive-retention-handler.test.ts',
