@@ -83,7 +83,7 @@ describe('the repository refers to nothing outside itself', () => {
     for (const path of [...machinePaths, 'C:\\Users\\bob']) {
       expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: true });
     }
-    for (const path of ['/opt/ml/models', '/dev/shm', `${S}home${S}me${S}mme-local-models`, '/usr/bin/env', 'src/work/x']) {
+    for (const path of ['/opt/ml/models', '/dev/shm', `${S}home${S}me${S}mme-local-models`, '/usr/bin/env', `src${S}${WORKSPACE}${S}x`]) {
       expect({ path, found: MACHINE_PATH.test(path) }).toEqual({ path, found: false });
     }
   });

@@ -5,6 +5,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { varint } from './protobuf-writer';
 
 /** One operator: its schema name, its `device` argument (omitted when undefined) and the devices of its outputs. */
 export interface DaliOpSpec {
@@ -96,17 +97,6 @@ function asText(message: Message): string {
     .map(([name, , value]) =>
       typeof value === 'object' ? `${name} { ${asText(value)} }` : `${name}: ${typeof value === 'string' ? quote(value) : value}`)
     .join(' ');
-}
-
-function varint(value: number): number[] {
-  const out: number[] = [];
-  let v = BigInt.asUintN(64, BigInt(value));
-  do {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    out.push(v > 0n ? byte | 0x80 : byte);
-  } while (v > 0n);
-  return out;
 }
 
 function encodeMessage(message: Message): Buffer {

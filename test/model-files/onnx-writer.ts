@@ -2,6 +2,8 @@
 // Triton's onnxruntime backend would read. The reader (lib/model-files/onnx.ts) is tested against models written by
 // python's onnx package; this writer only saves those tests a python process. Field numbers from onnx/onnx.proto.
 
+import { varint } from './protobuf-writer';
+
 /** [name, TensorProto.DataType, dims (number = dim_value, string = dim_param)] */
 export type TensorSpec = readonly [string, number, readonly (number | string)[]];
 
@@ -9,17 +11,6 @@ export const FLOAT = 1;
 export const INT32 = 6;
 export const INT64 = 7;
 export const STRING = 8;
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  let v = BigInt.asUintN(64, BigInt(n));
-  do {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    out.push(v > 0n ? byte | 0x80 : byte);
-  } while (v > 0n);
-  return out;
-}
 
 function field(number: number, wire: 0 | 2, value: number | number[]): number[] {
   const tag = varint(number * 8 + wire);

@@ -2,15 +2,10 @@
 // the TensorFlow backend would read without a python process; make_model_files.py writes the fuller ones. Field
 // numbers from tensorflow/core/framework/graph.proto (node = 1) and node_def.proto (name = 1, op = 2).
 
+import { varint } from './protobuf-writer';
+
 function lengthDelimited(field: number, bytes: Buffer): Buffer {
-  const header: number[] = [field * 8 + 2];
-  let n = bytes.length;
-  while (n >= 0x80) {
-    header.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  header.push(n);
-  return Buffer.concat([Buffer.from(header), bytes]);
+  return Buffer.concat([Buffer.from([...varint(field * 8 + 2), ...varint(bytes.length)]), bytes]);
 }
 
 /** A GraphDef with these [name, op] nodes. */
@@ -23,14 +18,7 @@ export function graphDef(nodes: readonly (readonly [string, string])[]): Buffer 
 }
 
 function varintField(field: number, value: number): Buffer {
-  const out: number[] = [field * 8];
-  let v = BigInt.asUintN(64, BigInt(value));
-  do {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    out.push(v > 0n ? byte | 0x80 : byte);
-  } while (v > 0n);
-  return Buffer.from(out);
+  return Buffer.from([...varint(field * 8), ...varint(value)]);
 }
 
 /** [signature key, tensorflow.DataType number, dims] */
