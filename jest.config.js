@@ -28,5 +28,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: Math.round(60000 * Number(process.env.MME_TEST_TIMEOUT_SCALE)),
   maxWorkers: 2,
+  // Long files first, also on a clean clone where Jest has no timings (test/sequencer.js).
+  testSequencer: '<rootDir>/test/sequencer.js',
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
 };
