@@ -242,7 +242,9 @@ describe('readTarGz: the entries', () => {
     const over = tarOf(fileMember('m/a', 'a'), member({ name: 'PaxHeader', typeflag: 'x', size: limit + 1 }), fileMember('m/b', 'b'));
     await expect(failure(over)).resolves.toMatchObject({
       code: 'TAR_BAD_ARCHIVE',
-      message: `not a valid tar archive: the extended header at byte 1024 holds ${limit + 1} bytes, more than the ${limit} this reader accepts${REMEDY}`,
+      message:
+        `not a valid tar archive: the extended header at byte 1024 holds ${limit + 1} bytes, ` +
+        `more than the ${limit} this reader accepts${REMEDY}`,
     });
   });
 
@@ -523,7 +525,9 @@ describe('ExtractionVerdict', () => {
         message: `entry "m/l" is a symbolic link (to "a"); replace it with the file or directory it points to${rebuild}`,
       }),
     );
-    expect(() => verdict.check(hardLink('m/h', 'm/a'))).toThrow(`entry "m/h" is a hard link; only regular files and directories are allowed${rebuild}`);
+    expect(() => verdict.check(hardLink('m/h', 'm/a'))).toThrow(
+      `entry "m/h" is a hard link; only regular files and directories are allowed${rebuild}`,
+    );
     expect(verdict.finish()).toEqual(new Map());
   });
 
@@ -541,13 +545,17 @@ describe('ExtractionVerdict', () => {
     it('still refuses a link with a bad name, other kinds of entry, and hard links to what is no earlier file', () => {
       const verdict = new ExtractionVerdict('inside');
       verdict.check(entry('m', { type: 'directory', typeflag: '5' }));
-      expect(() => verdict.check(symlink('../l', 'a'))).toThrow(`entry "../l" has a ".." segment that would escape the destination${rebuild}`);
+      expect(() => verdict.check(symlink('../l', 'a'))).toThrow(
+        `entry "../l" has a ".." segment that would escape the destination${rebuild}`,
+      );
       expect(() => verdict.check(entry('m/p', { type: 'other', typeflag: '6' }))).toThrow('entry "m/p" is a FIFO (named pipe)');
       expect(() => verdict.check(hardLink('m/h', 'm'))).toThrow(
         `entry "m/h" is a hard link to "m", which is not a regular file earlier in the archive${rebuild}`,
       );
       expect(() => verdict.check(hardLink('m/h', 'm/later'))).toThrow('which is not a regular file earlier in the archive');
-      expect(() => verdict.check(hardLink('m/h', '../etc/passwd'))).toThrow('entry "m/h" is a hard link to "../etc/passwd", outside the archive');
+      expect(() => verdict.check(hardLink('m/h', '../etc/passwd'))).toThrow(
+        'entry "m/h" is a hard link to "../etc/passwd", outside the archive',
+      );
     });
 
     it('keeps the links in the order they are made, a link given again moving to the end', () => {
