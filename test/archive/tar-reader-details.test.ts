@@ -286,6 +286,27 @@ describe('readTarGz: the entries', () => {
     expect(seen[1]![1]).toBeLessThanOrEqual(256 * 1024);
   });
 
+  it('stops the content of an entry once its callback settles, even one left flowing', async () => {
+    const big = Buffer.alloc(900 * 1024, 0x62);
+    const tar = tarOf(fileMember('m/flowing.bin', big), fileMember('m/after.txt', 'after'));
+    const seen: [string, string][] = [];
+    await readTarGz(Readable.from(chunked(tar, 64 * 1024)), (entry, content) => {
+      if (entry.path === 'm/flowing.bin') {
+        // Starts reading and returns at once: what was not read by then is skipped, not read behind the reader's back.
+        content.on('data', () => undefined);
+        return;
+      }
+      return new Promise<void>((done) => {
+        const chunks: Buffer[] = [];
+        content.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+          seen.push([entry.path, Buffer.concat(chunks).toString()]);
+          done();
+        });
+      });
+    });
+    expect(seen).toEqual([['m/after.txt', 'after']]);
+  });
+
   it('reads a stream of pieces smaller than the gzip magic number or a header, gzip-compressed or not', async () => {
     const tar = tarOf(fileMember('m/a.txt', 'first'), fileMember('m/b.txt', 'second'));
     const expected = [
