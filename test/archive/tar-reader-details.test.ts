@@ -207,9 +207,11 @@ describe('readTarGz: the entries', () => {
     await expect(failure(at1024({ 'GNU.sparse.realsize': '' }))).resolves.toMatchObject({
       message: malformed('invalid GNU.sparse.realsize=""'),
     });
-    await expect(failure(at1024({ 'GNU.sparse.map': '0,5,x,1' }))).resolves.toMatchObject({
-      message: malformed('invalid GNU.sparse.map="0,5,x,1"'),
-    });
+    for (const map of ['0,5,x,1', '0,5,x1,1', '0,5,1x,1']) {
+      await expect(failure(at1024({ 'GNU.sparse.map': map }))).resolves.toMatchObject({
+        message: malformed(`invalid GNU.sparse.map="${map}"`),
+      });
+    }
     // GNU tar: "Malformed extended header: invalid GNU.sparse.map: odd number of values" (praiskup/tar:src/xheader.c:1466-1470).
     await expect(failure(at1024({ 'GNU.sparse.map': '0,5,10' }))).resolves.toMatchObject({
       message: malformed('an odd number of values in GNU.sparse.map="0,5,10" (offset,size pairs)'),
@@ -222,6 +224,15 @@ describe('readTarGz: the entries', () => {
       ['m/a', 'file', undefined],
       ['m/w.bin', 'other', true],
     ]);
+  });
+
+  it('names a malformed record of a global header by its offset in the archive', async () => {
+    const record = 'path=x\n';
+    const global = member({ name: 'GlobalHead', typeflag: 'g', size: record.length }, record);
+    await expect(failure(gzipOf(tarOf(fileMember('m/a', 'a'), global, fileMember('m/b', 'b'))))).resolves.toMatchObject({
+      code: 'TAR_BAD_ARCHIVE',
+      message: `not a valid tar archive: malformed PAX extended header at byte 1536 (missing length)${REMEDY}`,
+    });
   });
 
   it('names the header of a bad PAX size by its offset', async () => {
