@@ -20,6 +20,7 @@ module.exports = {
   ...(only && { roots: [...new Set(only.map((file) => join('<rootDir>', dirname(file))))] }),
   testMatch: only ? only.map((file) => `**/${file}`) : [
     '**/test/archive/tar-reader.test.ts',
+    '**/test/archive/tar-reader-details.test.ts',
     '**/test/archive/tar-gz.test.ts',
     '**/test/archive/archive-links.test.ts',
     '**/test/archive/write-file.test.ts',
