@@ -232,7 +232,14 @@ function byModelName(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic
   return groups;
 }
 
-/** The model.py syntax check (on unless `pythonSyntax` is false), started at the first python model: its module loads then. */
+/**
+ * The model.py syntax check (on unless `pythonSyntax` is false), started at the first python model: its module loads
+ * then. Not earlier (at process start, beside the CLI bundle's load): a repository without python models would pay for
+ * an interpreter it never uses (a pyenv shim's start-up is about 0.6 s of CPU, on a one-core CI runner wall time too),
+ * and the first python model usually comes first. The interpreter is started by the name PATH (or MME_DEPLOY_PYTHON)
+ * gives it, never resolved ahead or remembered across runs: which python a shim picks (pyenv: PYENV_VERSION, the
+ * .python-version files above the working directory, the global version) is known only by running it.
+ */
 async function startSyntax(options: ValidateOptions): Promise<PythonSyntaxSession> {
   const { startPythonModelsSyntax } = await import('./python-syntax');
   const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
