@@ -23,12 +23,16 @@ const MAP_VALUE_PREFIX = '\u0000value:';
  * parsing (diagnostics are rare); lines and columns are computed from the text when asked for.
  */
 export class ConfigPositions {
-  /** (object, key, element index or -1, offset) in parse order; indexed only when a position is first asked for. */
-  private readonly records: unknown[] = [];
+  /**
+   * (object, key, element index or -1, offset) in parse order; indexed only when a position is first asked for.
+   * Made at the first record: a parse whose positions are deferred keeps none.
+   */
+  private records: unknown[] | undefined;
   private index: Map<object, Map<string, number>> | undefined;
   private lineStarts: number[] | undefined;
-  /** With deferred positions: the config they are about, and how to parse its text again recording them. */
-  private deferred: { readonly config: object; readonly reparse: () => ParsedText } | undefined;
+  /** With deferred positions: the config they are about, and the schema to parse its text again with, recording them. */
+  private deferredConfig: object | undefined;
+  private deferredSchema: SchemaDescriptor | undefined;
 
   /** `recording` false: `set` keeps nothing (a parse whose positions are deferred). */
   constructor(
@@ -37,13 +41,15 @@ export class ConfigPositions {
   ) {}
 
   /**
-   * Records nothing now: the first question parses the text again with positions, and pairs that parse's messages
-   * with `config`'s (the same parse, so the same shape). Most models are never asked (no diagnostic), and positions
-   * were a third of what each parsed model kept alive for the collector (bench/validate.js, issue 23 item 8).
+   * Records nothing now: the first question parses the text again with `schema`, recording positions, and pairs that
+   * parse's messages with `config`'s (the same parse, so the same shape). Most models are never asked (no diagnostic),
+   * and positions were a third of what each parsed model kept alive for the collector (bench/validate.js, issue 23
+   * item 8); two fields, not a closure, keep what the second parse needs.
    */
-  static deferred(text: string, config: object, reparse: () => ParsedText): ConfigPositions {
+  static deferred(text: string, config: object, schema: SchemaDescriptor): ConfigPositions {
     const positions = new ConfigPositions(text);
-    positions.deferred = { config, reparse };
+    positions.deferredConfig = config;
+    positions.deferredSchema = schema;
     return positions;
   }
 
@@ -67,26 +73,27 @@ export class ConfigPositions {
   /** Records where `key` of `message` (its `index`-th element, for a repeated field) starts. */
   set(message: object, key: string, offset: number, index = -1): void {
     if (!this.recording) return;
-    this.records.push(message, key, index, offset);
+    (this.records ??= []).push(message, key, index, offset);
     this.index = undefined;
   }
 
   private buildIndex(): Map<object, Map<string, number>> {
     if (this.index) return this.index;
-    if (this.deferred) {
-      const fresh = this.deferred.reparse();
+    if (this.deferredSchema) {
+      const fresh = new TextFormatParser(this.text, this.deferredSchema, {}).parse();
       const index = new Map<object, Map<string, number>>();
-      pairUp(fresh.config, this.deferred.config, fresh.positions.buildIndex(), index);
+      pairUp(fresh.config, this.deferredConfig, fresh.positions.buildIndex(), index);
       return (this.index = index);
     }
     const index = new Map<object, Map<string, number>>();
-    for (let i = 0; i < this.records.length; i += 4) {
-      const message = this.records[i] as object;
+    const records = this.records ?? [];
+    for (let i = 0; i < records.length; i += 4) {
+      const message = records[i] as object;
       let offsets = index.get(message);
       if (!offsets) index.set(message, (offsets = new Map()));
-      const element = this.records[i + 2] as number;
-      const key = element < 0 ? (this.records[i + 1] as string) : `${this.records[i + 1] as string}#${element}`;
-      if (!offsets.has(key)) offsets.set(key, this.records[i + 3] as number);
+      const element = records[i + 2] as number;
+      const key = element < 0 ? (records[i + 1] as string) : `${records[i + 1] as string}#${element}`;
+      if (!offsets.has(key)) offsets.set(key, records[i + 3] as number);
     }
     return (this.index = index);
   }
@@ -157,13 +164,13 @@ export function parseTextFormat(
 ): ParsedText {
   if (!options.deferPositions) return new TextFormatParser(text, schema, options).parse();
   const parsed = new TextFormatParser(text, schema, options, false).parse();
-  const reparse = () => new TextFormatParser(text, schema, {}).parse();
-  return { ...parsed, positions: ConfigPositions.deferred(text, parsed.config, reparse) };
+  return { config: parsed.config, diagnostics: parsed.diagnostics, positions: ConfigPositions.deferred(text, parsed.config, schema) };
 }
 
 class SyntaxStop extends Error {}
 
 const BYTE_ORDER_MARK = 0xfeff;
+const CH_0 = 0x30;
 
 const INT_RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', [bigint, bigint]> = {
   int32: [-(2n ** 31n), 2n ** 31n - 1n],
@@ -182,6 +189,15 @@ class TextFormatParser {
   /** Where the `key` and the `value` of the map entry being parsed are written. */
   private mapKeyOffset: number | undefined;
   private mapValueOffset: number | undefined;
+  /**
+   * The non-repeated fields given in the messages being parsed, each with the line it was last given on, and the
+   * repeated ones (whose arrays are trimmed when their message ends): stacks, each message's part above its parent's.
+   * Few fields per message: arrays are cheaper to search than Maps, and three for the whole parse, not per message,
+   * are less for the collector (bench/validate.js).
+   */
+  private readonly givenNames: string[] = [];
+  private readonly givenLines: number[] = [];
+  private readonly givenLists: string[] = [];
   /** The messages being parsed, outermost first: where each `{` or `<` was, to say which one is never closed. */
   private readonly openBlocks: { readonly name: string; readonly line: number; readonly column: number }[] = [];
 
@@ -236,13 +252,19 @@ class TextFormatParser {
   /** Parses fields until `close` (or end of input for the top level) into `target`. */
   private parseFields(target: Record<string, unknown>, messageName: string, close: string | undefined, depth: number) {
     const message = this.schema.messages[messageName]!;
-    // Few fields per message: arrays are cheaper to make and search than Maps (this runs once per message).
-    const setNames: string[] = [];
-    const setLines: number[] = [];
+    // This message's part of the parser's stacks (see givenNames), dropped when it ends.
+    const { givenNames, givenLines, givenLists } = this;
+    const base = givenNames.length;
+    const listsBase = givenLists.length;
     let oneofs: string[] | undefined; // group, field, group, field, ...
     for (;;) {
       const tok = this.token;
-      if (close === undefined ? tok.kind === 'eof' : this.isSymbol(close)) return;
+      if (close === undefined ? tok.kind === 'eof' : this.isSymbol(close)) {
+        if (givenLists.length > listsBase) trimLists(target, givenLists, listsBase);
+        givenNames.length = givenLines.length = base;
+        givenLists.length = listsBase;
+        return;
+      }
       if (tok.kind === 'eof') this.syntax(tok, `Expected "${close}" before the end of the file.${this.unclosed()}`);
       if (tok.kind === 'symbol' && tok.text === '[') {
         this.syntax(tok, 'Extensions and Any values ("[...]") are not part of Triton\'s ModelConfig.');
@@ -273,18 +295,18 @@ class TextFormatParser {
         // protobuf's TextFormat refuses a non-repeated field only when it is already *set* (Reflection::HasField,
         // text_format.cc:787-791 @ protocolbuffers/protobuf e712d27): a proto3 scalar holding its default is not set,
         // so `max_batch_size: 0` may be followed by `max_batch_size: 4`, but not the other way round.
-        const at = setNames.indexOf(fieldName);
+        const at = givenNames.indexOf(fieldName, base);
         if (at >= 0 && this.hasField(target, fieldName, field)) {
           this.report(
             tok,
             'duplicate-field',
-            `Non-repeated field "${fieldName}" is specified multiple times (already set at line ${setLines[at]}). Keep one of them.`,
+            `Non-repeated field "${fieldName}" is specified multiple times (already set at line ${givenLines[at]}). Keep one of them.`,
           );
         } else if (at >= 0) {
-          setLines[at] = tok.line;
+          givenLines[at] = tok.line;
         } else {
-          setNames.push(fieldName);
-          setLines.push(tok.line);
+          givenNames.push(fieldName);
+          givenLines.push(tok.line);
         }
         const group = (field as { oneof?: string }).oneof;
         if (group) {
@@ -301,6 +323,8 @@ class TextFormatParser {
           }
           if (at < 0) oneofs.push(group, fieldName);
         }
+      } else if (field.kind !== 'map' && givenLists.indexOf(fieldName, listsBase) < 0) {
+        givenLists.push(fieldName);
       }
       this.parseFieldValue(target, fieldName, field, depth);
       this.skipSeparator();
@@ -391,9 +415,11 @@ class TextFormatParser {
       if (value === undefined) return;
     }
     if (field.repeated) {
-      const list = (target[name] as unknown[] | undefined) ?? (target[name] = []) as unknown[];
-      this.positions.set(target, name, start.offset, list.length);
-      list.push(value);
+      const list = target[name] as unknown[] | undefined;
+      this.positions.set(target, name, start.offset, list === undefined ? 0 : list.length);
+      // A first element makes an array of one slot (a push into [] reserves 16); see trimLists.
+      if (list === undefined) target[name] = [value];
+      else list.push(value);
     } else {
       target[name] = value;
     }
@@ -589,6 +615,13 @@ class TextFormatParser {
       return undefined;
     }
     this.advance();
+    // Nearly every integer is a short decimal within its type's range: a number, no BigInt made on the way.
+    const small = shortDecimal(tok.text);
+    if (small !== undefined) {
+      const number = negative ? 0 - small : small; // 0 - 0 is 0, where -0 would be a negative zero
+      const [least, most] = NUMBER_RANGES[type];
+      if (number >= least && number <= most) return type === 'int64' || type === 'uint64' ? bigintOf(number) : number;
+    }
     let value = parseIntegerLiteral(tok.text);
     if (negative) value = -value;
     const [min, max] = INT_RANGES[type];
@@ -607,10 +640,13 @@ class TextFormatParser {
     const values = this.schema.enums[enumName]!;
     const start = this.token;
     if (start.kind === 'identifier') {
-      const known = values.includes(start.text);
+      const at = values.indexOf(start.text);
+      const known = at >= 0;
       // `data_type:` left empty: the name after it is the next field's, left to be parsed (see skipScalar)
       if (known || !this.startsField()) this.advance();
-      if (known) return start.text;
+      // The descriptor's own string, shared by every config: the token's text is a slice that would keep the whole
+      // file's text alive as long as the config (and a copy of TYPE_FP32 per field).
+      if (known) return values[at];
       if (start.text === 'TYPE_BYTES' && enumName === 'DataType') {
         this.report(
           start,
@@ -750,6 +786,52 @@ class TextFormatParser {
   ) {
     const source = { file: this.options.file ?? 'config.pbtxt', model: this.options.model, text: this.text };
     this.diagnostics.push(diagnostic(severity, code, message, source, tok));
+  }
+}
+
+/**
+ * The value of a decimal literal of at most 15 digits without a leading zero (below 2^53, so exact as a number), else
+ * undefined (hex, octal, longer: parseIntegerLiteral).
+ */
+function shortDecimal(text: string): number | undefined {
+  const length = text.length;
+  if (length > 15 || (length > 1 && text.charCodeAt(0) === CH_0)) return undefined;
+  let value = 0;
+  for (let i = 0; i < length; i++) {
+    const digit = text.charCodeAt(i) - CH_0;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+/** The range of each integer type as numbers, for shortDecimal's values (all within 64 bits). */
+const NUMBER_RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', readonly [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  int64: [-Infinity, Infinity],
+  uint64: [0, Infinity],
+};
+
+/**
+ * int64 values -1 to 1024 (dims, batch sizes, counts), made once: a BigInt is a heap object, and the same few values
+ * fill every config.
+ */
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 1026 }, (_, i) => BigInt(i - 1));
+
+function bigintOf(value: number): bigint {
+  return value >= -1 && value <= 1024 ? SMALL_BIGINTS[value + 1]! : BigInt(value);
+}
+
+/**
+ * Gives the repeated fields `names` (from `from` on) of `target` arrays of their length: a push reserves room for 17
+ * elements, and the parsed configs of ten thousand models are kept to the end of a validation.
+ */
+function trimLists(target: Record<string, unknown>, names: readonly string[], from: number): void {
+  for (let i = from; i < names.length; i++) {
+    const name = names[i]!;
+    const list = target[name] as unknown[] | undefined; // none when no value of it parsed
+    if (list !== undefined && list.length > 1) target[name] = list.slice();
   }
 }
 

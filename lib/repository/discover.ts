@@ -288,7 +288,8 @@ function loadModel(model: ModelDirectory): LoadedModel {
       dir,
       name,
       relDir,
-      entryNames: entries.map((e) => e.name),
+      // The constant, not readdir's copy of the name: one string fewer kept per model.
+      entryNames: entries.map((e) => (e.name === CONFIG_FILE ? CONFIG_FILE : e.name)),
       subdirs: entries.filter((e) => !ignore(e.name) && isDirectory(dir, e)).map((e) => e.name),
       hasConfig,
       configText,

@@ -124,19 +124,25 @@ async function inspectRepository(
   const ignore = options.ignore ?? (excludedReason ? (name: string) => excludedReason(name) !== undefined : undefined);
   // The model.py syntax check's python child parses each python model's source while the next models load and the
   // rules run: its verdicts are awaited last (on a 10,000-model python repository it took as long again, after).
-  const syntaxCheck = startSyntax(options);
+  const syntaxOn = options.pythonSyntax !== false;
+  let session: PythonSyntaxSession | undefined;
   const steps = discoverStepwise(path, ignore ? { ignore } : {});
   let step;
   try {
-    for (let loaded = 0; !(step = steps.next()).done;) {
-      const session = await syntaxCheck(step.value);
-      if (session && ++loaded % YIELD_EVERY === 0) await yieldToPipe();
+    // Synchronous but for the first python model (the check's module loads then) and a yield now and then: a promise
+    // per model cost more than the check's bookkeeping on a 10,000-model repository (bench/validate.js).
+    for (let sent = 0; !(step = steps.next()).done;) {
+      const model = step.value;
+      if (!syntaxOn || model.backend !== 'python') continue;
+      session ??= await startSyntax(options);
+      session.add(model);
+      if (++sent % YIELD_EVERY === 0) await yieldToPipe();
     }
   } catch (err) {
-    (await syntaxCheck(undefined))?.cancel();
+    session?.cancel();
     throw err;
   }
-  const checking = (await syntaxCheck(undefined))?.finish();
+  const checking = session?.finish();
   const discovery = step.value;
   const diagnostics = [...discovery.diagnostics];
   const models = discovery.models;
@@ -227,27 +233,23 @@ function byModelName(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic
 }
 
 /**
- * The model.py syntax check, when asked for (the default): a function given each model as it loads, which starts the
- * check at the first python model (its module loads only then) and returns the session, if any (undefined: none yet).
+ * The model.py syntax check (on unless `pythonSyntax` is false), started at the first python model: its module loads
+ * then. Not earlier (at process start, beside the CLI bundle's load): a repository without python models would pay for
+ * an interpreter it never uses (a pyenv shim's start-up is about 0.6 s of CPU, on a one-core CI runner wall time too),
+ * and the first python model usually comes first. The interpreter is started by the name PATH (or MME_DEPLOY_PYTHON)
+ * gives it, never resolved ahead or remembered across runs: which python a shim picks (pyenv: PYENV_VERSION, the
+ * .python-version files above the working directory, the global version) is known only by running it.
  */
-function startSyntax(options: ValidateOptions): (model: LoadedModel | undefined) => Promise<PythonSyntaxSession | undefined> {
-  let session: PythonSyntaxSession | undefined;
-  return async (model) => {
-    if (options.pythonSyntax === false || model?.backend !== 'python') return session;
-    if (!session) {
-      const { startPythonModelsSyntax } = await import('./python-syntax');
-      const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
-      const python = syntaxPython(options);
-      const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
-      session = startPythonModelsSyntax({
-        tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
-        ...(python !== undefined ? { python } : {}),
-        ...(env ? { env } : {}),
-      });
-    }
-    session.add(model);
-    return session;
-  };
+async function startSyntax(options: ValidateOptions): Promise<PythonSyntaxSession> {
+  const { startPythonModelsSyntax } = await import('./python-syntax');
+  const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
+  const python = syntaxPython(options);
+  const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
+  return startPythonModelsSyntax({
+    tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
+    ...(python !== undefined ? { python } : {}),
+    ...(env ? { env } : {}),
+  });
 }
 
 function syntaxPython(options: ValidateOptions): string | undefined {

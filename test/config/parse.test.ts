@@ -76,6 +76,23 @@ describe('config.pbtxt parser: syntax protobuf text format accepts', () => {
     expect(config.input?.[0]?.dims).toEqual([15n, -1n, 0n, 9223372036854775807n]);
   });
 
+  it('reads integers of every length exactly, with no negative zero', () => {
+    // 15 digits and fewer take the short path; 16 and more the exact BigInt one.
+    const config = ok(
+      'max_batch_size: -0 input { dims: -0 dims: 1024 dims: 1025 dims: -999999999999999 dims: 9007199254740993 ' +
+        'dims: -9223372036854775808 }',
+    );
+    expect(Object.is(config.max_batch_size, 0)).toBe(true);
+    expect(config.input?.[0]?.dims).toEqual([0n, 1024n, 1025n, -999999999999999n, 9007199254740993n, -9223372036854775808n]);
+    expect(config.input?.[0]?.dims?.every((d) => typeof d === 'bigint')).toBe(true);
+  });
+
+  it('keeps every value of a repeated field given over several lines and lists, in order', () => {
+    const config = ok('input { name: "a" dims: [ 1, 2 ] dims: 3 dims: [ 4 ] }\ninput { name: "b" }\ninput [ { name: "c" } ]');
+    expect(config.input?.map((i) => i.name)).toEqual(['a', 'b', 'c']);
+    expect(config.input?.[0]?.dims).toEqual([1n, 2n, 3n, 4n]);
+  });
+
   it('reads floats with exponents, inf, nan and an f suffix, and integers in float fields', () => {
     const config = ok(`
       sequence_batching { direct { minimum_slot_utilization: 1.5e-1 }
@@ -249,6 +266,15 @@ describe('config.pbtxt parser: faults reported with file, line, column and a car
     expect(d!.code).toBe('integer-out-of-range');
     expect(d!.message).toMatch(/^Integer out of range/);
     for (const text of inside) expect(errors(text)).toEqual([]);
+  });
+
+  it('leaves out a repeated field none of whose values parse, and keeps the ones that do', () => {
+    const none = parseModelConfig('input { name: "a" dims: [ "x" ] }', { file: 'm/config.pbtxt' });
+    expect(none.diagnostics.map((d) => d.code)).toEqual(['wrong-value-type']);
+    expect(none.config.input?.[0]).toEqual({ name: 'a' });
+    const some = parseModelConfig('input { dims: [ 1, "x", 2 ] }', { file: 'm/config.pbtxt' });
+    expect(some.diagnostics.map((d) => d.code)).toEqual(['wrong-value-type']);
+    expect(some.config.input?.[0]?.dims).toEqual([1n, 2n]);
   });
 
   it('rejects a non-repeated field given twice', () => {
