@@ -118,8 +118,10 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
 
   it('times out a model that hangs, and only that one', async () => {
     const jobs = jobsFor({ hangs: `while True:\n    pass\n${COMPLETES}`, completes: COMPLETES });
-    const results = await runAutoComplete(jobs, { python, timeoutMs: loadScaled(3000) });
-    expect(results[0]).toEqual({ ok: false, stage: 'timeout', type: 'Timeout', message: `did not finish within ${Math.round(loadScaled(3000) / 1000)} s` });
+    const timeoutMs = loadScaled(3000);
+    const results = await runAutoComplete(jobs, { python, timeoutMs });
+    const message = `did not finish within ${Math.round(timeoutMs / 1000)} s`;
+    expect(results[0]).toEqual({ ok: false, stage: 'timeout', type: 'Timeout', message });
     expect(inputNames(results[1]!)).toEqual(['X']);
   });
 
