@@ -1,13 +1,15 @@
 // Runs python models' auto_complete_config in python3 subprocesses, one per model as Triton runs one stub process
-// per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`.
+// per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`. For two
+// models or more, one python forks each model's process (fork-server.ts); what it cannot run, a python of its own does.
 
-import { runPython } from './spawn-python';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MmeError } from '../errors';
+import { ForkServer } from './fork-server';
 import { pythonName, resolveInterpreter } from './interpreter';
-import { RUNNER, STAND_IN_UTILS } from './stand-in';
+import { runPython } from './spawn-python';
+import { FORK_SERVER, RUNNER, STAND_IN_UTILS } from './stand-in';
 
 export interface AutoCompleteJob {
   /** The model's name (what Triton's messages call it). */
@@ -44,37 +46,136 @@ export interface RunOptions {
   /** Models run at once. @default 2 */
   readonly concurrency?: number;
   readonly signal?: AbortSignal;
+  /**
+   * A session that outlives this run (AutoCompleteSession.open): its python, started once, runs the models of every
+   * run given it; `python` and `executable` are then the session's.
+   * @default - a python of this run's own for two models or more, a process of its own for one
+   */
+  readonly session?: AutoCompleteSession;
 }
+
+const SERVER_FILE = 'auto_complete_server.py';
+const RUNNER_FILE = 'run_auto_complete.py';
+
+/** Where and how a run's models run: the stand-in's directory, the environment, the server when there is one. */
+interface Runner {
+  readonly stubDir: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly server: ForkServer | undefined;
+  /** The python a model's own process is started with, when the server cannot run it. */
+  fallbackPython(): string;
+}
+
+/**
+ * The environment every model runs in. -B and PYTHONDONTWRITEBYTECODE: importing model.py must not leave __pycache__
+ * in the user's repository. Hugging Face libraries are told to stay offline: nothing here may depend on the network.
+ */
+function modelEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONDONTWRITEBYTECODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' };
+}
+
+/** The directory with the stand-in triton_python_backend_utils, the runner and the fork server. */
+function writeStubDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mme-run-python-'));
+  writeFileSync(join(dir, 'triton_python_backend_utils.py'), STAND_IN_UTILS);
+  writeFileSync(join(dir, RUNNER_FILE), RUNNER);
+  writeFileSync(join(dir, SERVER_FILE), FORK_SERVER);
+  return dir;
+}
+
+/** A platform where python can fork (not Windows): there the fork server is worth starting. */
+const CAN_FORK = process.platform !== 'win32';
+
+/**
+ * One python for the models of several runs (`validateRepository(..., { runPython: { session } })` over many
+ * repositories): started once, it forks a process for each model, so numpy is imported once for all of them. The
+ * environment is the one at `open`. Close it when done: it ends the python and removes its temporary directory.
+ */
+export class AutoCompleteSession {
+  /** Starts the session's python now. @param options.python the interpreter (@default MME_DEPLOY_PYTHON, else python3) */
+  static open(options: { readonly python?: string } = {}): AutoCompleteSession {
+    return new AutoCompleteSession(pythonName(options.python));
+  }
+
+  private constructor(python: string) {
+    const stubDir = writeStubDir();
+    const env = modelEnv();
+    sessionRunners.set(this, {
+      stubDir,
+      env,
+      server: CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env) : undefined,
+      fallbackPython: once(() => resolveInterpreter(python)),
+    });
+  }
+
+  /** Ends the session's python (killing any model still running) and removes its files. */
+  async close(): Promise<void> {
+    const runner = sessionRunners.get(this);
+    if (!runner) return;
+    sessionRunners.delete(this);
+    try {
+      await runner.server?.close();
+    } finally {
+      rmSync(runner.stubDir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Each open session's runner (kept out of the class's public shape). */
+const sessionRunners = new WeakMap<AutoCompleteSession, Runner>();
 
 /** Runs every job; never throws for what a model does, only when python3 itself cannot be started. */
 export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options: RunOptions = {}): Promise<AutoCompleteResult[]> {
   if (jobs.length === 0) return [];
+  if (options.session) {
+    const runner = sessionRunners.get(options.session);
+    if (!runner) throw new MmeError('USAGE', 'The python session given to --run-python is closed.');
+    return runAll(jobs, runner, options);
+  }
   const named = pythonName(options.python);
-  const python = options.executable ?? (jobs.length > 1 ? resolveInterpreter(named) : named);
-  const dir = mkdtempSync(join(tmpdir(), 'mme-run-python-'));
+  const stubDir = writeStubDir();
+  const env = modelEnv();
+  // One model: a process of its own costs less than a server that imports numpy before it forks.
+  const server = CAN_FORK && jobs.length > 1 ? ForkServer.start(options.executable ?? named, join(stubDir, SERVER_FILE), env) : undefined;
   try {
-    writeFileSync(join(dir, 'triton_python_backend_utils.py'), STAND_IN_UTILS);
-    writeFileSync(join(dir, 'run_auto_complete.py'), RUNNER);
-    const results: AutoCompleteResult[] = new Array(jobs.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < jobs.length) {
-        const index = next++;
-        results[index] = await runOne(python, dir, jobs[index]!, options);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 2, jobs.length) }, worker));
-    return results;
+    return await runAll(jobs, {
+      stubDir,
+      env,
+      server,
+      fallbackPython: once(() => options.executable ?? (jobs.length > 1 ? resolveInterpreter(named) : named)),
+    }, options);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await server?.close();
+    } finally {
+      rmSync(stubDir, { recursive: true, force: true });
+    }
   }
 }
 
-async function runOne(python: string, stubDir: string, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {
+async function runAll(jobs: readonly AutoCompleteJob[], runner: Runner, options: RunOptions): Promise<AutoCompleteResult[]> {
+  const results: AutoCompleteResult[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const index = next++;
+      results[index] = await runOne(runner, jobs[index]!, options);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 2, jobs.length) }, worker));
+  return results;
+}
+
+function once<T>(compute: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => (value ??= { v: compute() }).v;
+}
+
+async function runOne(runner: Runner, job: AutoCompleteJob, options: RunOptions): Promise<AutoCompleteResult> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const stem = job.fileName.replace(/\.py$/, '');
   const input = JSON.stringify({
-    stub_dir: stubDir,
+    stub_dir: runner.stubDir,
     version_dir: join(job.modelDir, job.versionDir),
     model_dir: job.modelDir,
     module: `${job.versionDir}.${stem}`,
@@ -82,16 +183,19 @@ async function runOne(python: string, stubDir: string, job: AutoCompleteJob, opt
     name: job.name,
     config: job.configJson,
   });
-  // -B and PYTHONDONTWRITEBYTECODE: importing model.py must not leave __pycache__ in the user's repository.
-  // Hugging Face libraries are told to stay offline: nothing here may depend on the network.
-  const run = await runPython(python, ['-B', join(stubDir, 'run_auto_complete.py')], {
-    cwd: join(job.modelDir, job.versionDir),
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
-    input,
-    timeoutMs,
-    stderrLimit: 64 * 1024,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  const cwd = join(job.modelDir, job.versionDir);
+  const stderrLimit = 64 * 1024;
+  let python = '';
+  const run =
+    (await runner.server?.run({ cwd, input, timeoutMs, stderrLimit }, options.signal)) ??
+    (await runPython((python = runner.fallbackPython()), ['-B', join(runner.stubDir, RUNNER_FILE)], {
+      cwd,
+      env: runner.env,
+      input,
+      timeoutMs,
+      stderrLimit,
+      ...(options.signal ? { signal: options.signal } : {}),
+    }));
   if (run.kind === 'spawn-error') {
     const err = run.error;
     if (err.name === 'AbortError') throw new MmeError('ABORTED', 'Running auto_complete_config was cancelled.', { cause: err });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
+import { AutoCompleteSession } from '../../lib/python-auto-complete/run';
 import {
   caseDir,
   CORPUS_DIR,
@@ -35,11 +36,17 @@ if (anyPython) process.env.MME_DEPLOY_PYTHON ??= anyPython;
 const itWithOnnx = testFor({ python: ['onnx', 'numpy'] });
 const itWithPython = testFor({ python: [] });
 let onnxDir: string | undefined;
+// One python for every --run-python validation (it forks each model's process): numpy imported once, not per model.
+let session: AutoCompleteSession | undefined;
 
 beforeAll(() => {
   if (python) onnxDir = generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+  if (anyPython) session = AutoCompleteSession.open({ python: anyPython });
 });
-afterAll(removeMaterialized);
+afterAll(async () => {
+  await session?.close();
+  removeMaterialized();
+});
 
 /** What the test expects: the case's own expectation, or Triton's verdict (exit 1 with Triton's message). */
 function expectationOf(c: { triton: TritonVerdict; expect?: Expectation }): Expectation {
@@ -56,7 +63,8 @@ async function check(root: string, targets: Target[], expected: Expectation, opt
   const all: Diagnostic[] = [];
   let exit: 0 | 1 = 0;
   for (const target of targets) {
-    const report = await validateRepository(join(root, target.path), { mme: target.mme, ...options });
+    const runPython = options.runPython && session ? { session } : options.runPython;
+    const report = await validateRepository(join(root, target.path), { mme: target.mme, ...(runPython ? { runPython } : {}) });
     if (!report.ok) exit = 1;
     all.push(...report.diagnostics.map((d) => (target.path === '.' ? d : { ...d, file: `${target.path}/${d.file}` })));
   }

@@ -1,0 +1,192 @@
+// --run-python with two models or more: one python forks each model's process (lib/python-auto-complete/fork-server.ts).
+// Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
+// the server or stop it.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ForkServer } from '../../lib/python-auto-complete/fork-server';
+import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOptions } from '../../lib/python-auto-complete/run';
+import { FORK_SERVER, STAND_IN_UTILS } from '../../lib/python-auto-complete/stand-in';
+import { isMmeError } from '../../lib/errors';
+import { findPython } from '../examples/python-model-runner';
+import { loadScaled } from '../load-scale';
+import { makeRepo, removeRepos } from '../repository/repo-builder';
+import { suiteFor } from '../tools';
+
+afterAll(removeRepos);
+
+const found = findPython(['numpy']);
+const python = 'python' in found ? found.python : 'python3';
+
+const COMPLETES = `import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "X", "data_type": "TYPE_FP32", "dims": [4]})
+        return config
+`;
+
+/** A model that reports whether it was forked by the server (its parent runs auto_complete_server.py). */
+const REPORTS_PARENT = `import os
+
+
+def _parent_is_server():
+    try:
+        with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
+            return b"auto_complete_server.py" in f.read()
+    except OSError:
+        return False
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "forked" if _parent_is_server() else "own_process", "data_type": "TYPE_FP32", "dims": [1]})
+        return config
+`;
+
+/** What each model does, as model.py text. */
+const MODELS: Record<string, string> = {
+  completes: COMPLETES,
+  prints: `print("to stdout, which the runner sends to stderr")\n${COMPLETES}`,
+  writes_fd1: `import os\nos.write(1, b"not json")\n${COMPLETES}`,
+  exits: `import sys\nsys.exit(3)\n${COMPLETES}`,
+  os_exit: `import os, sys\nsys.stderr.write("leaving\\n")\nos._exit(7)\n${COMPLETES}`,
+  kills_itself: `import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n${COMPLETES}`,
+  at_exit: `import atexit, os\natexit.register(lambda: os.write(1, b" and more"))\n${COMPLETES}`,
+  reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${COMPLETES}`,
+  cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${COMPLETES}`,
+  // A sibling's changes to shared modules must not show: each model's process is its own.
+  marks_json: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
+  marks_json_too: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
+  raises: COMPLETES.replace('        return config', '        raise ValueError("no")'),
+};
+
+function jobsFor(models: Record<string, string>): AutoCompleteJob[] {
+  const files: Record<string, string> = {};
+  for (const [name, text] of Object.entries(models)) {
+    files[`${name}/config.pbtxt`] = 'backend: "python"';
+    files[`${name}/1/model.py`] = text;
+  }
+  const root = makeRepo(files);
+  return Object.keys(models).map((name) => ({
+    name,
+    modelDir: join(root, name),
+    versionDir: '1',
+    fileName: 'model.py',
+    configJson: JSON.stringify({ name, max_batch_size: 0, input: [], output: [] }),
+  }));
+}
+
+/** Each job run alone: one job takes a python of its own, the way every model ran before the server. */
+async function eachAlone(jobs: AutoCompleteJob[], options: RunOptions) {
+  const results = [];
+  for (const job of jobs) results.push((await runAutoComplete([job], options))[0]!);
+  return results;
+}
+
+const inputNames = (r: { ok: boolean; config?: Record<string, unknown> }) =>
+  r.ok ? (r.config!.input as { name: string }[]).map((i) => i.name) : undefined;
+
+suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
+  const options: RunOptions = { python, timeoutMs: loadScaled(30_000) };
+
+  it('gives each model what a python of its own gives it, whatever the others do', async () => {
+    const jobs = jobsFor(MODELS);
+    const forked = await runAutoComplete(jobs, { ...options, concurrency: 3 });
+    expect(forked).toEqual(await eachAlone(jobs, options));
+    const byName = Object.fromEntries(Object.keys(MODELS).map((name, i) => [name, forked[i]!]));
+    for (const name of ['completes', 'prints', 'reads_stdin', 'cwd', 'marks_json', 'marks_json_too']) {
+      expect([name, inputNames(byName[name]!)]).toEqual([name, ['X']]);
+    }
+    expect(byName.exits).toMatchObject({ ok: false, stage: 'import', type: 'SystemExit', message: '3' });
+    expect(byName.os_exit).toEqual({ ok: false, stage: 'crash', type: 'Crash', message: 'python exited 7: leaving' });
+    expect(byName.kills_itself).toEqual({ ok: false, stage: 'crash', type: 'Crash', message: 'python exited SIGKILL' });
+    expect(byName.writes_fd1).toMatchObject({ ok: false, stage: 'crash', message: 'python exited 0' });
+    expect(byName.at_exit).toMatchObject({ ok: false, stage: 'crash', message: 'python exited 0' });
+    expect(byName.raises).toMatchObject({ ok: false, stage: 'auto_complete', type: 'ValueError', message: 'no', line: 9 });
+  });
+
+  it('runs the models of one run in processes the server forks, and one model alone in a python of its own', async () => {
+    const jobs = jobsFor({ a: REPORTS_PARENT, b: REPORTS_PARENT });
+    expect((await runAutoComplete(jobs, options)).map(inputNames)).toEqual([['forked'], ['forked']]);
+    expect((await runAutoComplete([jobs[0]!], options)).map(inputNames)).toEqual([['own_process']]);
+  });
+
+  it('times out a model that hangs, and only that one', async () => {
+    const jobs = jobsFor({ hangs: `while True:\n    pass\n${COMPLETES}`, completes: COMPLETES });
+    const timeoutMs = loadScaled(3000);
+    const results = await runAutoComplete(jobs, { python, timeoutMs });
+    const message = `did not finish within ${Math.round(timeoutMs / 1000)} s`;
+    expect(results[0]).toEqual({ ok: false, stage: 'timeout', type: 'Timeout', message });
+    expect(inputNames(results[1]!)).toEqual(['X']);
+  });
+
+  it('runs the models the server had not answered in pythons of their own when a model kills the server', async () => {
+    // Only when forked: as a process of its own, its parent is this test.
+    const killer = REPORTS_PARENT.replace(
+      'class TritonPythonModel:',
+      'if _parent_is_server():\n    os.kill(os.getppid(), 9)\n\n\nclass TritonPythonModel:',
+    );
+    const jobs = jobsFor({ kills_server: killer, b: COMPLETES, c: COMPLETES, d: REPORTS_PARENT });
+    const results = await runAutoComplete(jobs, { ...options, concurrency: 1 });
+    expect(results.map(inputNames)).toEqual([['own_process'], ['X'], ['X'], ['own_process']]);
+  });
+
+  it('gives up on a server a model stopped, and runs its models in pythons of their own', async () => {
+    const stopper = REPORTS_PARENT.replace(
+      'class TritonPythonModel:',
+      'if _parent_is_server():\n    import signal\n    os.kill(os.getppid(), signal.SIGSTOP)\n\n\nclass TritonPythonModel:',
+    );
+    const jobs = jobsFor({ stops_server: stopper, b: REPORTS_PARENT });
+    const stub = makeRepo({ 'auto_complete_server.py': FORK_SERVER, 'triton_python_backend_utils.py': STAND_IN_UTILS });
+    const server = ForkServer.start(python, join(stub, 'auto_complete_server.py'), process.env, 500);
+    const [modelDir, name] = [jobs[0]!.modelDir, jobs[0]!.name];
+    const input = JSON.stringify({
+      stub_dir: stub, version_dir: join(modelDir, '1'), model_dir: modelDir, module: '1.model',
+      model_file: join(modelDir, '1', 'model.py'), name, config: jobs[0]!.configJson,
+    });
+    const job = { cwd: join(modelDir, '1'), input, timeoutMs: 1000, stderrLimit: 1024 };
+    // The server stopped answers nothing: after the job's timeout and the grace, it is given up (undefined).
+    expect(await server.run(job)).toBeUndefined();
+    expect(await server.run(job)).toBeUndefined();
+    await server.close();
+  });
+
+  it('is cancelled by the signal, and leaves no model running', async () => {
+    const pidFile = join(makeRepo({ 'keep/': null }), 'keep', 'pid');
+    const jobs = jobsFor({
+      hangs: `import os\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))\nwhile True:\n    pass\n`,
+      completes: COMPLETES,
+    });
+    const controller = new AbortController();
+    const running = runAutoComplete(jobs, { ...options, signal: controller.signal });
+    const deadline = Date.now() + loadScaled(20_000);
+    while (!existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    const failure = await running.catch((err: unknown) => err);
+    expect(isMmeError(failure, 'ABORTED')).toBe(true);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }) as Error);
+  });
+
+  it('is a usage error naming the interpreter when it cannot be found, with two models as with one', async () => {
+    const jobs = jobsFor({ a: COMPLETES, b: COMPLETES });
+    const failure = await runAutoComplete(jobs, { python: '/nonexistent/python3' }).catch((err: unknown) => err);
+    expect(isMmeError(failure, 'USAGE')).toBe(true);
+    expect((failure as Error).message).toContain("--run-python needs a python3 interpreter, and '/nonexistent/python3' was not found");
+  });
+
+  it('keeps one python for the runs of a session, and refuses a closed session', async () => {
+    const session = AutoCompleteSession.open({ python });
+    const jobs = jobsFor({ a: REPORTS_PARENT });
+    expect((await runAutoComplete(jobs, { session })).map(inputNames)).toEqual([['forked']]);
+    expect((await runAutoComplete(jobsFor({ b: COMPLETES, c: MODELS.exits! }), { session }))[0]).toMatchObject({ ok: true });
+    await session.close();
+    const failure = await runAutoComplete(jobs, { session }).catch((err: unknown) => err);
+    expect(isMmeError(failure, 'USAGE')).toBe(true);
+  });
+});
