@@ -52,13 +52,20 @@ export async function versionedTargetModelOf(path: string, options: VersionedNam
   return { ok: true, targetModel: versionedTargetModel(name, digest.sha256), sha256: digest.sha256, size: digest.size };
 }
 
-/** The SHA-256 the upload of `targetModel` must have had; throws INVALID naming what changed when it differs. */
-export function checkVersionedUpload(expected: { targetModel: string; sha256: string }, uploadedSha256: string): void {
+/**
+ * The SHA-256 the upload of `targetModel` must have had; throws INVALID naming what changed when it differs: the
+ * repository directory, or the archive file (`kind: 'archive'`).
+ */
+export function checkVersionedUpload(
+  expected: { targetModel: string; sha256: string; kind?: 'archive' | 'directory' },
+  uploadedSha256: string,
+): void {
   if (uploadedSha256 === expected.sha256) return;
+  const changed = expected.kind === 'archive' ? 'archive file' : 'repository';
   throw new MmeError(
     'INVALID',
     `The archive uploaded as ${expected.targetModel} hashes to ${uploadedSha256.slice(0, 12)}…, not ` +
-      `${expected.sha256.slice(0, 12)}…: the repository changed while it was being pushed. Push it again once it is stable.`,
+      `${expected.sha256.slice(0, 12)}…: the ${changed} changed while it was being pushed. Push it again once it is stable.`,
   );
 }
 

@@ -197,7 +197,7 @@ export async function pushTargetModel(options: PushTargetModelOptions): Promise<
 /** The uploaded bytes must be the ones the versioned name was computed from; otherwise the upload is removed again. */
 async function checkVersioned(source: PushSource, uploaded: string, remove: () => Promise<void>): Promise<void> {
   try {
-    checkVersionedUpload({ targetModel: source.targetModel, sha256: source.versioned!.sha256 }, uploaded);
+    checkVersionedUpload({ targetModel: source.targetModel, sha256: source.versioned!.sha256, kind: source.kind }, uploaded);
   } catch (err) {
     await remove();
     throw new MmeError('INVALID', `${(err as Error).message} The upload was removed again.`);

@@ -71,5 +71,8 @@ describe('the versioned TargetModel of what is about to be pushed', () => {
     }
     expect(isMmeError(error, 'INVALID')).toBe(true);
     expect((error as Error).message).toMatch(/the repository changed while it was being pushed/);
+    expect(() => checkVersionedUpload({ ...expected, kind: 'archive' }, 'b'.repeat(64))).toThrow(
+      /: the archive file changed while it was being pushed/,
+    );
   });
 });

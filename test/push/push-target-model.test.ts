@@ -101,10 +101,11 @@ describe('an archive that changes while it is pushed', () => {
   it('is refused and its partial object removed again', async () => {
     const { gzipSync } = await import('node:zlib');
     const { randomBytes } = await import('node:crypto');
-    const { truncateSync } = await import('node:fs');
+    const { statSync, truncateSync } = await import('node:fs');
     const { HeadObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
     const archive = join(dir, 'shrinking.tar.gz');
     writeFileSync(archive, gzipSync(randomBytes(3 << 20), { level: 0 }));
+    const { size } = statSync(archive);
     const pushed = pushTargetModel({
       source: archive,
       location,
@@ -112,7 +113,12 @@ describe('an archive that changes while it is pushed', () => {
       // Called after the size was taken and before a byte is read: the file loses its second half.
       onStart: () => truncateSync(archive, 1 << 20),
     });
-    await expect(pushed).rejects.toMatchObject({ code: 'INVALID', message: expect.stringContaining('removed again') });
+    await expect(pushed).rejects.toMatchObject({
+      code: 'INVALID',
+      message:
+        `s3://models/lib/shrinking.tar.gz received ${1 << 20} bytes of the archive's ${size}; the upload was removed again. ` +
+        'Make sure nothing writes the archive while it is pushed, and push it again.',
+    });
     const client = new S3Client({ endpoint: s3().endpoint, forcePathStyle: true, region: 'us-east-1' });
     await expect(client.send(new HeadObjectCommand({ Bucket: 'models', Key: 'lib/shrinking.tar.gz' }))).rejects.toMatchObject({
       name: 'NotFound',
