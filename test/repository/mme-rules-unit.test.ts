@@ -499,11 +499,25 @@ describe('EXECUTION_ENV_PATH of a python model in the archive', () => {
     const message = (shown: string) =>
       `EXECUTION_ENV_PATH ${shown} is a file but not a .tar.gz: the python backend expects a conda-pack archive ` +
       '(conda pack -o env.tar.gz) or an unpacked environment directory.';
-    for (const file of ['env.zip', 'env.tar.gz.bak', 'env.tar', 'env.gz']) {
+    for (const file of ['env.zip', 'env.tar.gz.bak', 'env.tar', 'env.gz', 'env-tgz', 'env.tar_gz']) {
       expect(await check({ ...python('pre', env(inModel(file))), [`pre/${file}`]: 'x' })).toEqual([
         at('error', 'mme-execution-env-format', message(`pre/${file}`)),
       ]);
     }
+  });
+
+  it('shows a path below the model directory with / between its parts', async () => {
+    expect(await check({ ...python('pre', env(inModel('envs/py/env.zip'))), 'pre/envs/py/env.zip': 'x' })).toEqual([
+      at(
+        'error',
+        'mme-execution-env-format',
+        'EXECUTION_ENV_PATH pre/envs/py/env.zip is a file but not a .tar.gz: the python backend expects a conda-pack ' +
+          'archive (conda pack -o env.tar.gz) or an unpacked environment directory.',
+      ),
+    ]);
+    expect((await check({ ...python('pre', env(inModel('envs/py'))), 'pre/envs/py/lib/': null }))[0]!.message).toMatch(
+      /^Path pre\/envs\/py\/bin\/activate does not exist\./,
+    );
   });
 
   it('takes an empty .tar.gz or .tgz for a stand-in: a warning, its contents unread', async () => {
