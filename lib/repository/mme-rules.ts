@@ -333,7 +333,7 @@ async function checkExecutionEnv(model: LoadedModel, known?: EnvArchiveContents)
 export async function holdsActivate(source: string | Readable): Promise<boolean> {
   let found = false;
   await readTarGz(source, (entry) => {
-    if (entry.path.replace(/^\.\//, '').replace(/\/$/, '') === 'bin/activate') found = true;
+    if (entry.path === 'bin/activate') found = true; // readTarGz drops a leading ./ and a trailing / (normalizeEntryPath)
   });
   return found;
 }

@@ -10,7 +10,7 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { onEvent } from '../../constructs/handlers/archive-copy/index.js';
+import { handler, onEvent } from '../../constructs/handlers/archive-copy/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
 
 type CopyEvent = Parameters<typeof onEvent>[0];
@@ -258,6 +258,19 @@ describe('the ModelArchive copy handler: its requests and answers, exactly (mock
       `s3://models/prod/${TARGET_MODEL} has 5 bytes, not ${ARCHIVE.length}: copying it again.`,
       `Copied s3://cdk-assets/f00d.tar.gz to s3://models/prod/${TARGET_MODEL} (${ARCHIVE.length} bytes).`,
     ]);
+  });
+
+  it('is the Lambda handler with a default client, logging to the function\'s log (console.log)', async () => {
+    s3.on(HeadObjectCommand).resolves({ ContentLength: ARCHIVE.length });
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect((await handler(event('Create'))).Data.Copied).toBe('false');
+      expect(log.mock.calls).toEqual([
+        [`s3://models/prod/${TARGET_MODEL} is there (${ARCHIVE.length} bytes; its name is its content hash): not copied again.`],
+      ]);
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('on Delete answers the resource\'s own id, or the key\'s when CloudFormation gives none, and sends nothing', async () => {
