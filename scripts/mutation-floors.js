@@ -11,9 +11,11 @@ const { join, relative } = require('node:path');
 // The floor of each module, in percent: the score measured when the module's tests were last strengthened, rounded
 // down to a multiple of 5, so that a weaker test or new untested code fails the run (docs/testing.md says why).
 const FLOORS = {
+  'constructs/handlers/archive-copy/index.js': 95,
   'lib/archive/write-file.ts': 95,
   'lib/cli/signals.ts': 90,
   'lib/kserve/kserve-codec.ts': 85,
+  'lib/repository/mme-rules.ts': 95,
 };
 const DEFAULT_FLOOR = 60;
 

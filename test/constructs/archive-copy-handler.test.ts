@@ -142,8 +142,10 @@ describe('the ModelArchive copy handler for archives past CopyObject’s limit',
 
 describe('the ModelArchive copy handler: its requests and answers, exactly (mocked S3)', () => {
   let s3: ReturnType<typeof mockClient>;
-  const notFound = (fields: { name?: string; status?: number }) =>
-    Object.assign(new Error('gone'), { name: fields.name ?? 'Error', ...(fields.status ? { $metadata: { httpStatusCode: fields.status } } : {}) });
+  const notFound = (fields: { name?: string; status?: number }) => {
+    const metadata = fields.status ? { $metadata: { httpStatusCode: fields.status } } : {};
+    return Object.assign(new Error('gone'), { name: fields.name ?? 'Error', ...metadata });
+  };
   beforeEach(() => {
     s3 = mockClient(S3Client);
     s3.on(HeadObjectCommand).rejects(notFound({ name: 'NotFound', status: 404 }));
@@ -279,7 +281,10 @@ describe('the ModelArchive copy handler: its requests and answers, exactly (mock
       PhysicalResourceId: 's3://models/prod/old.tar.gz',
       Data: data,
     });
-    expect(await onEvent(event('Delete'), new S3Client({}))).toEqual({ PhysicalResourceId: `s3://models/prod/${TARGET_MODEL}`, Data: data });
+    expect(await onEvent(event('Delete'), new S3Client({}))).toEqual({
+      PhysicalResourceId: `s3://models/prod/${TARGET_MODEL}`,
+      Data: data,
+    });
     expect(s3.calls()).toHaveLength(0);
   });
 });

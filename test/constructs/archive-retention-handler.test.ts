@@ -258,7 +258,8 @@ describe('the ModelArchive retention handler: its requests and its reading of th
     ]) {
       s3.on(GetObjectCommand).rejects(missing);
       s3.resetHistory();
-      expect(await onEvent(deploy(version('1'), undefined), new S3Client({}), at(0))).toEqual({ deleted: [], notDeleted: [], problems: [] });
+      const result = await onEvent(deploy(version('1'), undefined), new S3Client({}), at(0));
+      expect(result).toEqual({ deleted: [], notDeleted: [], problems: [] });
       expect(s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input)).toEqual([{ Bucket: 'models', Key: HISTORY }]);
       expect(written()).toEqual([
         {
@@ -280,7 +281,8 @@ describe('the ModelArchive retention handler: its requests and its reading of th
     const notOne =
       `s3://models/${HISTORY} is not a deploy history of mme-deploy; a new one starts, and versions it listed are no longer ` +
       'deleted (delete them by hand if you want them gone).';
-    const texts = ['null', '""', '[]', '{"format":2,"archives":{}}', '{"format":1}', '{"format":1,"archives":[]}', '{"format":1,"archives":"x"}'];
+    const texts = ['null', '""', '[]', '{"format":2,"archives":{}}', '{"format":1}', '{"format":1,"archives":[]}'];
+    texts.push('{"format":1,"archives":"x"}');
     for (const text of texts) {
       s3.on(GetObjectCommand).resolves(stored(text) as never);
       s3.resetHistory();
@@ -294,8 +296,10 @@ describe('the ModelArchive retention handler: its requests and its reading of th
   });
 
   it('keeps only list-valued archives and well-formed entries of the archive\'s own pattern', async () => {
-    const entries = [null, { key: 7, deployed: 'x' }, { key: version('a'), deployed: 7 }, entry('b', 0), { key: 'prod/x.tar.gz', deployed: 'y' }];
-    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': entries, 'prod/gone-': 'not a list', 'x/': [1] } }) as never);
+    const entries = [null, { key: 7, deployed: 'x' }, { key: version('a'), deployed: 7 }, entry('b', 0)];
+    entries.push({ key: 'prod/x.tar.gz', deployed: 'y' });
+    const archives = { 'prod/resnet-': entries, 'prod/gone-': 'not a list', 'x/': [1] };
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives }) as never);
     const result = await onEvent(deploy(version('c'), undefined), new S3Client({}), at(1));
     expect(result).toEqual({ deleted: [version('b')], notDeleted: [], problems: [] });
     expect(deleted()).toEqual([[version('b')]]);
@@ -325,7 +329,8 @@ describe('the ModelArchive retention handler: its requests and its reading of th
   });
 
   it('deletes a version replaced exactly KeepForSeconds ago, not one replaced a millisecond later; keeps KeepVersions', async () => {
-    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': [entry('1', 0), entry('2', 1), entry('3', 2)] } }) as never);
+    const three = [entry('1', 0), entry('2', 1), entry('3', 2)];
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': three } }) as never);
     const live3 = deploy(version('3'), version('3'), { seconds: DAY / 1000 });
     expect((await onEvent(live3, new S3Client({}), at(2))).deleted).toEqual([version('1')]);
     s3.resetHistory();
@@ -342,7 +347,8 @@ describe('the ModelArchive retention handler: its requests and its reading of th
   });
 
   it('counts an unreadable deploy time as long ago', async () => {
-    const history = { format: 1, archives: { 'prod/resnet-': [entry('1', 0), { key: version('2'), deployed: 'yesterday' }, entry('3', 2)] } };
+    const unreadable = { key: version('2'), deployed: 'yesterday' };
+    const history = { format: 1, archives: { 'prod/resnet-': [entry('1', 0), unreadable, entry('3', 2)] } };
     s3.on(GetObjectCommand).resolves(stored(history) as never);
     const result = await onEvent(deploy(version('3'), version('3'), { seconds: 100 * DAY / 1000 }), new S3Client({}), at(2));
     // Version 1 was replaced when version 2 went live, at an unknown time: long ago. Version 2 was replaced just now.

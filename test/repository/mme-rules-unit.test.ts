@@ -44,6 +44,8 @@ const ensemble = (name: string, steps: readonly string[], platform = 'platform: 
     `name: "${name}" ${platform}\nensemble_scheduling { step [ ${steps.map((s) => `{ model_name: "${s}" }`).join(', ')} ] }`,
   [`${name}/1/`]: null,
 });
+/** An ensemble that SageMaker's textual match misses (a space before the colon). */
+const unmatchedEnsemble = (name: string, steps: readonly string[]) => ensemble(name, steps, 'platform : "ensemble"');
 /** pre (python) and net (onnx) composed by ensemble `ens`: the archive SageMaker loads as intended. */
 const pipeline = (): RepoFiles => ({ ...python('pre'), ...onnx('net'), ...ensemble('ens', ['pre', 'net']) });
 const decoupled = '\nmodel_transaction_policy { decoupled: true }';
@@ -83,7 +85,7 @@ describe('loadedModel: the model SageMaker registers under the TargetModel name'
   it('is the one config that matches the textual pattern, even one that is not an ensemble (a comment matches)', () => {
     expect(loadedModel(discover(pipeline()))?.name).toBe('ens');
     // SageMaker's scan matches text, not fields: the commented model is the one it registers.
-    const commented = { ...python('pre', '\n# platform: "ensemble"'), ...onnx('net'), ...ensemble('ens', ['pre', 'net'], 'platform : "ensemble"') };
+    const commented = { ...python('pre', '\n# platform: "ensemble"'), ...onnx('net'), ...unmatchedEnsemble('ens', ['pre', 'net']) };
     expect(loadedModel(discover(commented))?.name).toBe('pre');
   });
 
@@ -101,7 +103,8 @@ describe('loadedModel: the model SageMaker registers under the TargetModel name'
     for (const text of ['platform:"ensemble"', 'platform: "ensemble"', 'platform:\t \n"ensemble"', 'x platform: "ensemble" y']) {
       expect(SAGEMAKER_ENSEMBLE_PATTERN.test(text)).toBe(true);
     }
-    for (const text of ['platform : "ensemble"', "platform: 'ensemble'", 'platform: ensemble', 'platform: "ensembles', 'platform "ensemble"']) {
+    const misses = ['platform : "ensemble"', "platform: 'ensemble'", 'platform: ensemble', 'platform: "ensembles', 'platform "ensemble"'];
+    for (const text of misses) {
       expect(SAGEMAKER_ENSEMBLE_PATTERN.test(text)).toBe(false);
     }
   });
@@ -274,6 +277,7 @@ describe('checkMmeArchive', () => {
     const ambiguous = (file: string, why: string, top: string, flatten = '') =>
       `${file} also matches SageMaker's ensemble pattern 'platform:\\s*"ensemble"' (${why}); SageMaker registers the ` +
       `last match in readdir order, which may be this one instead of '${top}'. Keep one matching config per archive${flatten}.`;
+    const flatten = ': flatten the nested ensemble into the top-level one';
     const commented = { ...python('pre', '\n# was platform: "ensemble"'), ...onnx('net'), ...ensemble('ens', ['pre', 'net']) };
     expect(await check(commented)).toEqual([
       diagnostic(
@@ -288,14 +292,14 @@ describe('checkMmeArchive', () => {
       diagnostic(
         'error',
         'mme-ambiguous-ensemble',
-        ambiguous('ens/config.pbtxt', "it is an ensemble nested in 'outer'", 'outer', ': flatten the nested ensemble into the top-level one'),
+        ambiguous('ens/config.pbtxt', "it is an ensemble nested in 'outer'", 'outer', flatten),
         { file: 'ens/config.pbtxt', model: 'ens' },
       ),
     ]);
     // Two top-level ensembles sharing a nested one: all are named, and the first top-level one is the one meant.
     const shared = { ...pipeline(), ...ensemble('a', ['ens']), ...ensemble('b', ['ens']) };
     expect((await check(shared)).find((d) => d.code === 'mme-ambiguous-ensemble')?.message).toBe(
-      ambiguous('ens/config.pbtxt', "it is an ensemble nested in 'a', 'b'", 'a', ': flatten the nested ensemble into the top-level one'),
+      ambiguous('ens/config.pbtxt', "it is an ensemble nested in 'a', 'b'", 'a', flatten),
     );
   });
 
@@ -343,8 +347,11 @@ describe('checkMmeArchive', () => {
     ]);
     // A model that SageMaker loads for a comment that matches has no steps: no unused-model warning names it an
     // ensemble; the archive rules say what is wrong.
-    const byComment = { ...python('pre', '\n# platform: "ensemble"'), ...onnx('net'), ...ensemble('ens', ['pre', 'net'], 'platform : "ensemble"') };
-    expect(codes(await check(byComment))).toEqual(['error:mme-ensemble-not-detected:ens/config.pbtxt', 'error:mme-ambiguous-ensemble:pre/config.pbtxt']);
+    const byComment = { ...python('pre', '\n# platform: "ensemble"'), ...onnx('net'), ...unmatchedEnsemble('ens', ['pre', 'net']) };
+    expect(codes(await check(byComment))).toEqual([
+      'error:mme-ensemble-not-detected:ens/config.pbtxt',
+      'error:mme-ambiguous-ensemble:pre/config.pbtxt',
+    ]);
     // An ensemble beside the loaded one is reported as a second ensemble, not as an unused model.
     const other = { ...pipeline(), ...ensemble('other', ['net'], 'platform : "ensemble"') };
     expect(codes(await check(other))).toEqual(['error:mme-multiple-ensembles:.', 'error:mme-ensemble-not-detected:other/config.pbtxt']);
@@ -428,7 +435,7 @@ describe('outsideTheLoad: errors of directories SageMaker never loads become war
       expect(out).not.toBe(given);
     };
     unchanged(discover({ ...files, ...ensemble('other', ['net']) }));
-    unchanged(discover({ ...python('pre'), ...onnx('net'), ...onnx('spare'), ...ensemble('ens', ['pre', 'net'], 'platform : "ensemble"') }));
+    unchanged(discover({ ...python('pre'), ...onnx('net'), ...onnx('spare'), ...unmatchedEnsemble('ens', ['pre', 'net']) }));
     unchanged(discover({ ...python('pre'), ...onnx('spare') }));
     const hidden = discover({ ...files, '.hidden/config.pbtxt': 'platform: "ensemble"' });
     expect(hidden.diagnostics.map((d) => d.code)).toEqual(['hidden-model-directory']);
@@ -534,10 +541,11 @@ describe('EXECUTION_ENV_PATH of a python model in the archive', () => {
   });
 
   it('reads the archive for bin/activate, with or without ./ in front, and says so when it holds none', async () => {
-    expect(await check({ ...python('pre', env(inModel('env.tar.gz'))), 'pre/env.tar.gz': tarGzOf({ 'bin/activate': '#', 'lib/': null }) })).toEqual([]);
+    const withEnv = (archive: Buffer) => ({ ...python('pre', env(inModel('env.tar.gz'))), 'pre/env.tar.gz': archive });
+    expect(await check(withEnv(tarGzOf({ 'bin/activate': '#', 'lib/': null })))).toEqual([]);
     const flat = tarGzOf({ 'bin/activate': '#' }, '');
     expect(await check({ ...python('pre', env(inModel('env.tgz'))), 'pre/env.tgz': flat })).toEqual([]);
-    expect(await check({ ...python('pre', env(inModel('env.tar.gz'))), 'pre/env.tar.gz': tarGzOf({ 'bin/activate.sh': '#', 'lib/': null }) })).toEqual([
+    expect(await check(withEnv(tarGzOf({ 'bin/activate.sh': '#', 'lib/': null })))).toEqual([
       at(
         'error',
         'mme-execution-env-activate',
@@ -599,7 +607,8 @@ describe('EXECUTION_ENV_PATH of a python model in the archive', () => {
   });
 
   it('checks every model of the archive, not only the loaded one', async () => {
-    const files = { ...python('pre', env('/opt/env.tar.gz')), ...python('post', env('/opt/env.tar.gz')), ...ensemble('ens', ['pre', 'post']) };
+    const outside = env('/opt/env.tar.gz');
+    const files = { ...python('pre', outside), ...python('post', outside), ...ensemble('ens', ['pre', 'post']) };
     expect(codes(await check(files))).toEqual([
       'warning:mme-execution-env-path:post/config.pbtxt',
       'warning:mme-execution-env-path:pre/config.pbtxt',
