@@ -114,7 +114,8 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string,
         'policy"). Use a non-decoupled model on an MME.';
       out.push(diagnostic('error', 'mme-decoupled', message, { file: loaded.configFile, model: loaded.name }));
     }
-    if (discovery.models.length > 1) checkUnusedModels(loaded, models, out);
+    // Only an ensemble has steps: a model SageMaker picks by a matching comment is reported by checkEnsembleChoice.
+    if (discovery.models.length > 1 && isEnsemble(loaded)) checkUnusedModels(loaded, models, out);
   }
 
   if (discovery.models.length > MME_MODEL_WARNING_THRESHOLD) {
@@ -142,10 +143,16 @@ function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedMod
   for (const t of top) nested.delete(t.name);
 
   if (top.length === 0) {
+    // A config that matches the pattern without being an ensemble (a comment) is the one SageMaker
+    // loads (server src/sagemaker_server.cc:1016-1021: the last match in readdir order wins).
+    const pattern = 'its ensemble pattern \'platform:\\s*"ensemble"\' although it is no ensemble (a comment, say)';
+    const loads =
+      detected.length === 0 ? 'whichever directory readdir lists last, which is arbitrary' :
+      detected.length === 1 ? `'${detected[0]!.name}' alone, since its config.pbtxt matches ${pattern}` :
+      `whichever of ${fewNames(detected.map((m) => `'${m.name}'`))} readdir lists last, since each config.pbtxt matches ${pattern}`;
     const message =
       `The archive holds ${discovery.models.length} model directories (${names}) and no ensemble: SageMaker loads ` +
-      'whichever directory readdir lists last, which is arbitrary. Package one model per archive, or add an ensemble ' +
-      '(platform: "ensemble") that composes them.';
+      `${loads}. Package one model per archive, or add an ensemble (platform: "ensemble") that composes them.`;
     out.push(diagnostic('error', 'mme-no-ensemble', message, ARCHIVE));
     return;
   }
@@ -326,7 +333,7 @@ async function checkExecutionEnv(model: LoadedModel, known?: EnvArchiveContents)
 export async function holdsActivate(source: string | Readable): Promise<boolean> {
   let found = false;
   await readTarGz(source, (entry) => {
-    if (entry.path.replace(/^\.\//, '').replace(/\/$/, '') === 'bin/activate') found = true;
+    if (entry.path === 'bin/activate') found = true; // readTarGz drops a leading ./ and a trailing / (normalizeEntryPath)
   });
   return found;
 }

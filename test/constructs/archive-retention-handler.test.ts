@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { versionedKeyPattern } from '../../lib/bundle/target-model-name';
-import { onEvent, summary } from '../../constructs/handlers/archive-retention/index.js';
+import { handler, onEvent, summary } from '../../constructs/handlers/archive-retention/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
 
 type RetentionEvent = Parameters<typeof onEvent>[0];
@@ -237,6 +237,172 @@ describe('the ModelArchive retention handler when S3 refuses', () => {
   });
 });
 
+describe('the ModelArchive retention handler: its requests and its reading of the history, exactly (mocked S3)', () => {
+  let s3: ReturnType<typeof mockClient>;
+  const stored = (body: unknown) => ({ Body: { transformToString: async () => (typeof body === 'string' ? body : JSON.stringify(body)) } });
+  const entry = (digit: string, day: number) => ({ key: version(digit), deployed: at(day).toISOString() });
+  beforeEach(() => {
+    s3 = mockClient(S3Client);
+    s3.on(DeleteObjectsCommand).resolves({});
+    s3.on(PutObjectCommand).resolves({});
+  });
+  afterEach(() => s3.restore());
+  const deleted = () => s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input.Delete!.Objects!.map((o) => o.Key));
+  const written = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+  const writtenArchives = () => (JSON.parse(String(written()[0]!.Body)) as { archives: Record<string, unknown> }).archives;
+
+  it('takes a 404 of any name, or NoSuchKey without a status, for no history yet, and writes the first one exactly', async () => {
+    for (const missing of [
+      Object.assign(new Error('gone'), { name: 'Whatever', $metadata: { httpStatusCode: 404 } }),
+      Object.assign(new Error('gone'), { name: 'NoSuchKey' }),
+    ]) {
+      s3.on(GetObjectCommand).rejects(missing);
+      s3.resetHistory();
+      const result = await onEvent(deploy(version('1'), undefined), new S3Client({}), at(0));
+      expect(result).toEqual({ deleted: [], notDeleted: [], problems: [] });
+      expect(s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input)).toEqual([{ Bucket: 'models', Key: HISTORY }]);
+      expect(written()).toEqual([
+        {
+          Bucket: 'models',
+          Key: HISTORY,
+          Body: `${JSON.stringify({ format: 1, archives: { 'prod/resnet-': [entry('1', 0)] } }, null, 1)}\n`,
+          ContentType: 'application/json',
+        },
+      ]);
+    }
+    // A rejection that is no Error object is reported as its text.
+    s3.on(GetObjectCommand).callsFake(() => Promise.reject('a plain string'));
+    expect((await onEvent(deploy(version('1'), undefined), new S3Client({}), at(0))).problems).toEqual([
+      `Could not read the deploy history s3://models/${HISTORY}: a plain string. Nothing was deleted; the next deployment tries again.`,
+    ]);
+  });
+
+  it('starts a new history, saying so, from anything that is not one of its histories', async () => {
+    const notOne =
+      `s3://models/${HISTORY} is not a deploy history of mme-deploy; a new one starts, and versions it listed are no longer ` +
+      'deleted (delete them by hand if you want them gone).';
+    const texts = ['null', '""', '[]', '{"format":2,"archives":{}}', '{"format":1}', '{"format":1,"archives":[]}'];
+    texts.push('{"format":1,"archives":"x"}');
+    for (const text of texts) {
+      s3.on(GetObjectCommand).resolves(stored(text) as never);
+      s3.resetHistory();
+      const result = await onEvent(deploy(version('2'), undefined), new S3Client({}), at(1));
+      expect({ text, problems: result.problems }).toEqual({ text, problems: [notOne] });
+      expect(writtenArchives()).toEqual({ 'prod/resnet-': [entry('2', 1)] });
+    }
+    // No body at all.
+    s3.on(GetObjectCommand).resolves({});
+    expect((await onEvent(deploy(version('2'), undefined), new S3Client({}), at(1))).problems).toEqual([notOne]);
+  });
+
+  it('keeps only list-valued archives and well-formed entries of the archive\'s own pattern', async () => {
+    const entries = [null, { key: 7, deployed: 'x' }, { key: version('a'), deployed: 7 }, entry('b', 0)];
+    entries.push({ key: 'prod/x.tar.gz', deployed: 'y' });
+    const archives = { 'prod/resnet-': entries, 'prod/gone-': 'not a list', 'x/': [1] };
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives }) as never);
+    const result = await onEvent(deploy(version('c'), undefined), new S3Client({}), at(1));
+    expect(result).toEqual({ deleted: [version('b')], notDeleted: [], problems: [] });
+    expect(deleted()).toEqual([[version('b')]]);
+    expect(writtenArchives()).toEqual({ 'prod/resnet-': [entry('c', 1)], 'x/': [1] });
+  });
+
+  it('a redeploy of the live version keeps its first deploy time; the previous live version joins once, if it is one', async () => {
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': [entry('1', 0), entry('2', 1)] } }) as never);
+    await onEvent(deploy(version('2'), version('2'), { versions: 5 }), new S3Client({}), at(9));
+    expect(writtenArchives()).toEqual({ 'prod/resnet-': [entry('1', 0), entry('2', 1)] });
+    // Previous live one unknown to the history: it joins, deploy time unknown ('').
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: {} }) as never);
+    s3.resetHistory();
+    await onEvent(deploy(version('2'), version('1'), { versions: 5 }), new S3Client({}), at(9));
+    expect(writtenArchives()).toEqual({ 'prod/resnet-': [{ key: version('1'), deployed: '' }, entry('2', 9)] });
+    // Not when it is no version of this archive, nor when it is the live one.
+    for (const previous of ['prod/other-111111111111.tar.gz', version('2')]) {
+      s3.resetHistory();
+      await onEvent(deploy(version('2'), previous, { versions: 5 }), new S3Client({}), at(9));
+      expect(writtenArchives()).toEqual({ 'prod/resnet-': [entry('2', 9)] });
+    }
+    // Nor when the history lists it already: it keeps its place and time.
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': [entry('1', 0)] } }) as never);
+    s3.resetHistory();
+    await onEvent(deploy(version('2'), version('1'), { versions: 5 }), new S3Client({}), at(9));
+    expect(writtenArchives()).toEqual({ 'prod/resnet-': [entry('1', 0), entry('2', 9)] });
+  });
+
+  it('deletes a version replaced exactly KeepForSeconds ago, not one replaced a millisecond later; keeps KeepVersions', async () => {
+    const three = [entry('1', 0), entry('2', 1), entry('3', 2)];
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': three } }) as never);
+    const live3 = deploy(version('3'), version('3'), { seconds: DAY / 1000 });
+    expect((await onEvent(live3, new S3Client({}), at(2))).deleted).toEqual([version('1')]);
+    s3.resetHistory();
+    expect((await onEvent(live3, new S3Client({}), new Date(at(3).getTime() - 1))).deleted).toEqual([version('1')]);
+    s3.resetHistory();
+    expect((await onEvent(live3, new S3Client({}), at(3))).deleted).toEqual([version('2'), version('1')]);
+    s3.resetHistory();
+    expect((await onEvent(deploy(version('3'), version('3'), { versions: 1 }), new S3Client({}), at(2))).deleted).toEqual([version('1')]);
+    s3.resetHistory();
+    // No KeepVersions nor KeepForSeconds given: none kept.
+    const bare = deploy(version('3'), version('3'));
+    const props = { ...bare.ResourceProperties, KeepVersions: undefined, KeepForSeconds: undefined };
+    expect((await onEvent({ ...bare, ResourceProperties: props }, new S3Client({}), at(2))).deleted).toEqual([version('2'), version('1')]);
+  });
+
+  it('counts an unreadable deploy time as long ago', async () => {
+    const unreadable = { key: version('2'), deployed: 'yesterday' };
+    const history = { format: 1, archives: { 'prod/resnet-': [entry('1', 0), unreadable, entry('3', 2)] } };
+    s3.on(GetObjectCommand).resolves(stored(history) as never);
+    const result = await onEvent(deploy(version('3'), version('3'), { seconds: 100 * DAY / 1000 }), new S3Client({}), at(2));
+    // Version 1 was replaced when version 2 went live, at an unknown time: long ago. Version 2 was replaced just now.
+    expect(result.deleted).toEqual([version('1')]);
+  });
+
+  it('deletes in batches of 1,000 keys (DeleteObjects\' limit)', async () => {
+    // Distinct versions: 12 hex digits from the index.
+    const many = Array.from({ length: 2501 }, (_, i) => ({ key: `prod/resnet-${i.toString(16).padStart(12, '0')}.tar.gz`, deployed: '' }));
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': many } }) as never);
+    const live = many.at(-1)!.key;
+    const result = await onEvent(deploy(live, live), new S3Client({}), at(1));
+    expect(deleted().map((batch) => batch.length)).toEqual([1000, 1000, 500]);
+    expect(deleted()[0]![0]).toBe(many.at(-2)!.key);
+    expect(deleted()[2]!.at(-1)).toBe(many[0]!.key);
+    expect(result.deleted).toHaveLength(2500);
+    expect(writtenArchives()).toEqual({ 'prod/resnet-': [{ key: live, deployed: '' }] });
+  });
+
+  it('reports an Errors entry without a key, and a rejection that is no Error', async () => {
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': [entry('1', 0), entry('2', 1)] } }) as never);
+    s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Code: 'InternalError', Message: 'Try again' }] });
+    const result = await onEvent(deploy(version('2'), version('2')), new S3Client({}), at(5));
+    expect(result).toEqual({
+      deleted: [version('1')],
+      notDeleted: [''],
+      problems: ['Could not delete s3://models/undefined: InternalError Try again. It stays; the next deployment tries again.'],
+    });
+    s3.on(DeleteObjectsCommand).callsFake(() => Promise.reject('refused'));
+    expect((await onEvent(deploy(version('2'), version('2')), new S3Client({}), at(5))).problems).toEqual([
+      'Could not delete 1 old archive(s) from s3://models: refused. They stay; the next deployment tries again.',
+    ]);
+  });
+
+  it('is the Lambda handler: counts and problems as the strings a custom resource answers, logged to the function log', async () => {
+    s3.on(GetObjectCommand).resolves(stored({ format: 1, archives: { 'prod/resnet-': [entry('1', 0), entry('2', 1)] } }) as never);
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(await handler(deploy(version('2'), version('2')))).toEqual({ Data: { Deleted: '1', NotDeleted: '0', Problems: 'none' } });
+      expect(log.mock.calls).toEqual([[`Deleted s3://models/${version('1')} (an older version the retention no longer keeps).`]]);
+      s3.on(DeleteObjectsCommand).rejects(new Error('Access Denied'));
+      expect(await handler(deploy(version('2'), version('2')))).toEqual({
+        Data: {
+          Deleted: '0',
+          NotDeleted: '1',
+          Problems: 'Could not delete 1 old archive(s) from s3://models: Access Denied. They stay; the next deployment tries again.',
+        },
+      });
+    } finally {
+      log.mockRestore();
+    }
+  });
+});
+
 describe('the ModelArchive retention report', () => {
   it('fits the custom resource response (4,096 bytes in all) however many deletions failed', () => {
     expect(summary([])).toBe('none');
@@ -244,6 +410,10 @@ describe('the ModelArchive retention report', () => {
     const many = Array.from({ length: 200 }, (_, i) => `Could not delete s3://models/${version(String(i % 10))}: AccessDenied.`);
     const text = summary(many);
     expect(text.length).toBeLessThanOrEqual(1000);
-    expect(text).toMatch(/\.\.\. \(200 problems in all; the function's log lists each\)$/);
+    expect(text).toBe(`${many.join(' ').slice(0, 900)}... (200 problems in all; the function's log lists each)`);
+    expect(summary(['a', 'b'])).toBe('a b');
+    // 1,000 characters fit as they are; one more is cut.
+    expect(summary(['x'.repeat(1000)])).toBe('x'.repeat(1000));
+    expect(summary(['x'.repeat(1001)])).toBe(`${'x'.repeat(900)}... (1 problems in all; the function's log lists each)`);
   });
 });
