@@ -1,5 +1,5 @@
 // Typed knobs of Triton's SageMaker `serve` script (the SAGEMAKER_TRITON_* variables it turns into tritonserver flags)
-// and their rendering into the container environment. Table: sagemaker-mme-contract.md §5.
+// and their rendering into the container environment. Source: triton-inference-server/server:docker/sagemaker/serve:28-183.
 
 import { Size } from 'aws-cdk-lib';
 

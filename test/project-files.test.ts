@@ -88,6 +88,27 @@ describe('the repository refers to nothing outside itself', () => {
     }
   });
 
+  it('no tracked file cites the notes gathered outside the repository: it cites upstream (owner/repo:path:line) instead', () => {
+    // The note files' names, assembled from parts like the paths above.
+    const notes = [['sagemaker-mme', 'contract'], ['triton-validation', 'rules'], ['triton-model-config', 'fields'],
+      ['aws-anchors-and', 'user-pain']].map((parts) => `${parts.join('-')}.md`);
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\0')
+      .filter((f) => f && existsSync(join(ROOT, f)));
+    const found: string[] = [];
+    for (const file of files) {
+      const bytes = readFileSync(join(ROOT, file));
+      if (bytes.includes(0)) continue; // binary
+      bytes
+        .toString('utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (notes.some((note) => line.includes(note))) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+
   it('no tracked file names an absolute path of one machine (upstream configs in test/real-world/cases are verbatim)', () => {
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')

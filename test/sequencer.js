@@ -13,8 +13,10 @@ class DeclaredTimeSequencer extends Sequencer {
   sort(tests) {
     const sorted = super.sort(tests);
     // Jest's sort above: the files that failed last time first, then the untimed ones by size, then the timed ones,
-    // longest first. Here: the failed ones, then every file with a time (Jest's, or else its declared one), longest
-    // first, then the rest in Jest's order.
+    // longest first. Here a declared time counts as a timing. A file with neither stays where Jest put it: before the
+    // timed ones when Jest has timings of other files (it is new, so its time is unknown), after the declared ones on
+    // a clean clone (where every file lacks a timing, so the declared ones are the long ones).
+    const cleanClone = sorted.every((test) => test.duration === undefined);
     const rank = new Map(sorted.map((test, index) => [test, index]));
     const known = new Map(sorted.map((test) => [test, test.duration ?? declaredMs(test.path)]));
     return sorted.sort((a, b) => {
@@ -23,7 +25,7 @@ class DeclaredTimeSequencer extends Sequencer {
       const ta = known.get(a);
       const tb = known.get(b);
       if (ta !== undefined && tb !== undefined && ta !== tb) return tb - ta;
-      if ((ta === undefined) !== (tb === undefined)) return ta === undefined ? 1 : -1;
+      if ((ta === undefined) !== (tb === undefined)) return (ta === undefined) === cleanClone ? 1 : -1;
       return rank.get(a) - rank.get(b);
     });
   }

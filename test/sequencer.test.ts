@@ -40,6 +40,19 @@ describe('test/sequencer.js (the order Jest starts the test files in)', () => {
     expect(names(new Sequencer({}).sort(tests))).toEqual(['corpus.test.ts', 'tarball.test.ts', 'big.test.ts', 'small.test.ts']);
   });
 
+  it('with timings of the last run, a new file (no timing, no declaration) starts first, as Jest would start it', () => {
+    const tests = files([
+      ['timed-long.test.ts', '// one\n'],
+      ['timed-short.test.ts', '// two\n'],
+      ['declared.test.ts', '// Slow: ~20 s on a quiet 2-core machine\n'],
+      ['new.test.ts', '// new\n'],
+    ]);
+    const sequencer = new Sequencer({});
+    // Jest's own cache of the last run: [0 failed | 1 passed, milliseconds] per file (@jest/test-sequencer).
+    sequencer._cache.set(tests[0].context, { [tests[0].path]: [1, 60000], [tests[1].path]: [1, 1000] });
+    expect(names(sequencer.sort(tests))).toEqual(['new.test.ts', 'timed-long.test.ts', 'declared.test.ts', 'timed-short.test.ts']);
+  });
+
   it('reads the declaration only near the top of the file, and only in its exact form', () => {
     const tests = files([
       ['late.test.ts', `${'\n'.repeat(5000)}// Slow: ~500 s on a quiet 2-core machine\n`],

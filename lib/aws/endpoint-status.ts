@@ -1,5 +1,6 @@
 // What an operator asks of a live multi-model endpoint: is it up, on what, how does it scale, and how did its model
-// cache and GPU behave over the last hour (aws-anchors-and-user-pain.md §4.3: there are no per-model metrics).
+// cache and GPU behave over the last hour (there are no per-model metrics:
+// https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoint-cloudwatch-metrics.html).
 
 import type { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import type { CloudWatchClient, MetricDataQuery } from '@aws-sdk/client-cloudwatch';

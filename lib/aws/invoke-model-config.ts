@@ -27,9 +27,10 @@ interface Candidate {
 
 /**
  * Reads the served model's config from a `.tar.gz`/`.tar` archive or a repository directory. Selection follows
- * sagemaker-mme-contract.md §3: a config.pbtxt at the root wins; else the directory whose config declares
- * `platform: "ensemble"`; else the only directory. Where SageMaker's own choice would depend on readdir order
- * (several ensembles, or several directories and no ensemble) this refuses and says so.
+ * SageMakerMMELoadModel (triton-inference-server/server:src/sagemaker_server.cc:947-1145): a config.pbtxt at the
+ * root wins; else the directory whose config declares `platform: "ensemble"`; else the only directory. Where
+ * SageMaker's own choice would depend on readdir order (several ensembles, or several directories and no ensemble)
+ * this refuses and says so.
  */
 export async function readInvokeModelConfig(path: string): Promise<InvokeModelConfig> {
   let isDirectory: boolean;

@@ -1,5 +1,5 @@
 // S3 locations of an MME's models: the endpoint's ModelDataUrl is a prefix, and each TargetModel is the key of one
-// tar.gz below it (sagemaker-mme-contract.md §3).
+// tar.gz below it (AWS's multi-model container contract; triton-inference-server/server:src/sagemaker_server.cc:947).
 
 import { MmeError } from '../errors';
 

@@ -10,9 +10,8 @@ export interface SageMakerGpuDriver {
 }
 
 /**
- * Source, read 2026-11-30: https://docs.aws.amazon.com/sagemaker/latest/dg/inference-gpu-drivers.html (summarised in
- * mme-deploy's reference aws-anchors-and-user-pain.md §1.7 and §4.8): real-time endpoints on g4dn/g5/p4d run driver
- * 470 (CUDA 11.4) unless ProductionVariant.InferenceAmiVersion picks another image.
+ * Source, read 2026-11-30: https://docs.aws.amazon.com/sagemaker/latest/dg/inference-gpu-drivers.html: real-time
+ * endpoints on g4dn/g5/p4d run driver 470 (CUDA 11.4) unless ProductionVariant.InferenceAmiVersion picks another image.
  */
 export const SAGEMAKER_DEFAULT_GPU_DRIVER: SageMakerGpuDriver = { branch: 470, cuda: '11.4' };
 

@@ -250,7 +250,7 @@ const RULES: readonly FailureRule[] = [
     }),
   },
 
-  // ---- core: configuration and repository (messages of triton-validation-rules.md) ----
+  // ---- core: configuration and repository (messages of triton-inference-server/core:src/model_config_utils.cc) ----
   {
     // core backend_model.cc:438-442
     code: 'backend-not-found',

@@ -1,5 +1,6 @@
 // The KServe v2 inference protocol as Triton speaks it on SageMaker: JSON tensors, the binary tensor data extension
-// and the `application/vnd.sagemaker-triton.binary+json;json-header-size=N` framing (sagemaker-mme-contract.md §6–7).
+// and the `application/vnd.sagemaker-triton.binary+json;json-header-size=N` framing
+// (triton-inference-server/server:src/sagemaker_server.cc:74-132 and docs/protocol/extension_binary_data.md).
 // What each datatype is (size, range, byte layout) comes from lib/config/data-types.ts.
 
 import { MmeError } from '../errors';

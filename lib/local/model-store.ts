@@ -1,5 +1,5 @@
 // The models directory a local Triton container mounts at /opt/ml/models, laid out exactly as SageMaker lays out its
-// own: each TargetModel archive extracted into `<root>/<hash>/model/` (sagemaker-mme-contract.md §3).
+// own: each TargetModel archive extracted into `<root>/<hash>/model/` (triton-inference-server/server:src/sagemaker_server.cc:1040-1066).
 
 import { createHash, randomBytes } from 'node:crypto';
 import { Dirent } from 'node:fs';

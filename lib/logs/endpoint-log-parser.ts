@@ -2,7 +2,7 @@
 // python tracebacks joined to the model that raised them. Pure: lines in, events out; it reads no file and calls no
 // service, so `logs`, `status` and any other tool feed it lines from wherever they come.
 //
-// How the log ties a Triton model to its TargetModel (sagemaker-mme-contract.md §3; server src/sagemaker_server.cc):
+// How the log ties a Triton model to its TargetModel (triton-inference-server/server:src/sagemaker_server.cc:947-1145):
 // SageMaker extracts each TargetModel into /opt/ml/models/<hash>/model and asks the container to load it under an
 // opaque <hash>; the front end registers that directory as a model repository, maps the archive's model directory to
 // the TargetModel name and loads it by that name. With model namespacing on (`serve`'s default) the core prints

@@ -59,7 +59,7 @@ export function exceptionType(exception: string): string | undefined {
 /**
  * Where a frame or path points inside an extracted archive: `/opt/ml/models/<hash>/model/<dir>/...` (the archive
  * holds model directories) or `/opt/ml/models/<hash>/model/<version>/...` (the archive root is the model itself).
- * SageMaker extracts every TargetModel there (sagemaker-mme-contract.md §3).
+ * SageMaker extracts every TargetModel there (triton-inference-server/server:src/sagemaker_server.cc:1040-1066).
  */
 export function archivePathOf(text: string): { hash: string; modelDir?: string } | undefined {
   // A model directory is followed by more path; a file right under model/ belongs to the root model.

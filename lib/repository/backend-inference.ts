@@ -1,5 +1,5 @@
 // Triton's server-side auto-complete of name/platform/backend/default_model_filename (core AutoCompleteBackendFields,
-// triton-validation-rules.md §1.B) and the backend/platform pair checks of §2.
+// triton-inference-server/core:src/model_config_utils.cc:1051) and the backend/platform pair checks of ValidateModelConfig (:1434).
 
 import type { ModelConfig } from '../config/model-config-schema';
 

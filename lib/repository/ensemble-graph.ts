@@ -1,6 +1,7 @@
-// An ensemble against the composing models beside it (triton-validation-rules.md §10.14–10.30): models present and
-// loadable, no cycle between ensembles, batch sizes, every map key a real input/output, one data type and shape per
-// tensor, decoupled streams kept apart. Also the pipeline as a graph of steps and tensors, for `mme-deploy graph`.
+// An ensemble against the composing models beside it (ValidateEnsembleConfig,
+// triton-inference-server/core:src/ensemble_scheduler/ensemble_utils.cc:246): models present and loadable, no
+// cycle between ensembles, batch sizes, every map key a real input/output, one data type and shape per tensor,
+// decoupled streams kept apart. Also the pipeline as a graph of steps and tensors, for `mme-deploy graph`.
 
 import type { DataTypeName, EnsembleStepConfig } from '../config/model-config-schema';
 import { closest, type Diagnostic, type SourcePosition } from '../diagnostics';

@@ -1,4 +1,4 @@
-// Triton's static ensemble rules (triton-validation-rules.md §10.1–10.12): what one ensemble config must satisfy on
+// Triton's static ensemble rules (triton-inference-server/core:src/model_config_utils.cc:161): what one ensemble config must satisfy on
 // its own, before any composing model is looked at — steps and maps present, each tensor written once, and data
 // flowing from the ensemble inputs to every ensemble output with no tensor left dangling.
 

@@ -1,5 +1,6 @@
-// The SageMaker multi-model endpoint archive rules (sagemaker-mme-contract.md §3 and §8): how SageMaker's Triton
-// loader picks the model to register from an extracted archive, and what makes that choice fail or go astray.
+// The SageMaker multi-model endpoint archive rules (SageMakerMMELoadModel,
+// triton-inference-server/server:src/sagemaker_server.cc:947-1145): how SageMaker's Triton loader picks the model
+// to register from an extracted archive, and what makes that choice fail or go astray.
 
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -40,8 +41,8 @@ export function defaultTargetModel(root: string): string {
 /**
  * Why `name` cannot be a TargetModel at all, or undefined: the one rule `push`, `list` and `remove` share, so that
  * every name `list` shows as a TargetModel is one `remove` accepts. A TargetModel is the S3 key below the endpoint's
- * prefix and Triton's model name: Triton refuses names with '/' or equal to '..' (ValidateModelName, see
- * sagemaker-mme-contract.md §3), and '' or '.' would name the prefix itself.
+ * prefix and Triton's model name: Triton refuses names with '/' or equal to '..' (ValidateModelName,
+ * triton-inference-server/core:src/model_repository_manager/model_repository_manager.cc:67), and '' or '.' would name the prefix itself.
  */
 export function targetModelNameProblem(name: string): string | undefined {
   const triton = `Triton refuses it ("invalid model name '${name}', model name must not contain path traversal characters")`;
@@ -216,9 +217,9 @@ export function leftOutOfTheArchive(diagnostics: readonly Diagnostic[]): Diagnos
  * Errors SageMaker never meets: those of directories it does not load, made warnings. Its loader registers the one
  * directory whose config.pbtxt matches SAGEMAKER_ENSEMBLE_PATTERN and loads it alone (server src/sagemaker_server.cc:
  * 1016-1021, 1033-1035, 1109 TRITONSERVER_ServerLoadModel in explicit mode); core loads the models its steps name
- * and no other directory (sagemaker-mme-contract.md §3), so a stray or broken directory beside a found ensemble does
- * not fail the load. When the choice depends on readdir order (no match, or several: reported by the archive rules)
- * nothing is changed, nor are the archive rules' own findings.
+ * and no other directory (core src/model_repository_manager/model_repository_manager.cc), so a stray or broken
+ * directory beside a found ensemble does not fail the load. When the choice depends on readdir order (no match, or
+ * several: reported by the archive rules) nothing is changed, nor are the archive rules' own findings.
  */
 export function outsideTheLoad(discovery: Discovery, diagnostics: readonly Diagnostic[]): Diagnostic[] {
   // A hidden directory's config.pbtxt (or one under a name that is not UTF-8) is read by SageMaker's scan but not here.

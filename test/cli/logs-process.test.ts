@@ -1,3 +1,4 @@
+// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // `mme-deploy logs` as a user runs it: a real process, the real AWS SDK (its retries with backoff included), and a
 // local stand-in for CloudWatch Logs and SageMaker on 127.0.0.1 (JSON protocol, routed on X-Amz-Target), reached
 // through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS / AWS_ENDPOINT_URL_SAGEMAKER. Stopping a follow with SIGTERM or Ctrl-C

@@ -1,3 +1,4 @@
+// Slow: ~18 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// Slow: ~35 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Differential fuzzing of the archive reader against GNU tar (what SageMaker extracts with) and bsdtar (issue 23):
 // mutated archives (tar-differential-cases.ts), each judged by our reader and extractor, `tar -tvzf` and `tar -xzf`,
 // and `bsdtar -tzf`. Never do we accept or extract a case both GNU tar and bsdtar refuse; no case hangs (a deadline

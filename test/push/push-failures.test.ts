@@ -106,7 +106,9 @@ describe('a push that is refused', () => {
     await s3().client.send(new PutObjectCommand({ Bucket: 'models', Key: `${prefix}/${named.targetModel}`, Body: 'other bytes' }));
     await expect(pushTargetModel({ source: root, location: location(), versioned: true })).rejects.toMatchObject({
       code: 'ALREADY_EXISTS',
-      message: expect.stringMatching(new RegExp(`^s3://models/${prefix}/${named.targetModel.replace(/\./g, '\\.')} already exists \\(11 B`)),
+      message: expect.stringMatching(
+        new RegExp(`^s3://models/${prefix}/${named.targetModel.replace(/\./g, '\\.')} already exists \\(11 B`),
+      ),
     });
     expect(await objectSha256(named.targetModel)).toBe(createHash('sha256').update('other bytes').digest('hex'));
   });

@@ -1,5 +1,6 @@
 // Triton's rules for one model that can be decided from its config text and the files present
-// (triton-validation-rules.md §1–§9, §11–§14, §16). Each rule reports Triton's own wording plus how to fix it.
+// (ValidateModelConfig, triton-inference-server/core:src/model_config_utils.cc:1434, and the backends' loaders). Each
+// rule reports Triton's own wording plus how to fix it.
 // One file per section; the rules read files only through `model.files`, never the file system.
 
 import type { ModelConfig } from '../../config/model-config-schema';
