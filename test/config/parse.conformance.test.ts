@@ -1,3 +1,4 @@
+// Slow: ~55 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone; protoc's answers are cached after).
 // The config.pbtxt parser against protobuf's own TextFormat parser (protoc, C++, the parser Triton uses): the same
 // accept/reject and the same values on every config in the real-world corpus, the examples and the fixtures, on
 // mutations of them, and on the text-format edge cases that matter (a proto3 scalar holding its default is not "set").
