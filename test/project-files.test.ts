@@ -95,35 +95,29 @@ describe('the repository refers to nothing outside itself', () => {
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')
       .filter((f) => f && existsSync(join(ROOT, f)));
-    const found: string[] = [];
-    for (const file of files) {
-      const bytes = readFileSync(join(ROOT, file));
-      if (bytes.includes(0)) continue; // binary
-      bytes
-        .toString('utf8')
-        .split('\n')
-        .forEach((line, i) => {
-          if (notes.some((note) => line.includes(note))) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
-        });
-    }
-    expect(found).toEqual([]);
+    expect(linesMatching(files, (line) => notes.some((note) => line.includes(note)))).toEqual([]);
   });
 
   it('no tracked file names an absolute path of one machine (upstream configs in test/real-world/cases are verbatim)', () => {
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')
       .filter((f) => f && !f.startsWith('test/real-world/cases/') && existsSync(join(ROOT, f)));
-    const found: string[] = [];
-    for (const file of files) {
-      const bytes = readFileSync(join(ROOT, file));
-      if (bytes.includes(0)) continue; // binary
-      bytes
-        .toString('utf8')
-        .split('\n')
-        .forEach((line, i) => {
-          if (MACHINE_PATH.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
-        });
-    }
-    expect(found).toEqual([]);
+    expect(linesMatching(files, (line) => MACHINE_PATH.test(line))).toEqual([]);
   });
 });
+
+/** `file:line: text` of each line of the text files among `files` that `matches`. */
+function linesMatching(files: string[], matches: (line: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    const bytes = readFileSync(join(ROOT, file));
+    if (bytes.includes(0)) continue; // binary
+    bytes
+      .toString('utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (matches(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      });
+  }
+  return found;
+}

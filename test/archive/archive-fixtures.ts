@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { readTarGz, TarEntry } from '../../lib/archive/tar-reader';
 
 /** A fresh temp directory, removed by the returned cleanup. */
 export function tempDir(): { path: string; cleanup: () => void } {
@@ -39,4 +41,22 @@ export function sampleRepository(root: string): void {
     'bert/1/résumé.txt': 'non-ASCII name\n',
   });
   writeFileSync(join(root, 'bert/1/run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+}
+
+/** Every entry the reader delivers, with the text of each file read to its end. */
+export async function listEntries(
+  source: string | Readable | Buffer | Buffer[],
+): Promise<(TarEntry & { text?: string })[]> {
+  const seen: (TarEntry & { text?: string })[] = [];
+  const input = Buffer.isBuffer(source) ? Readable.from([source]) : Array.isArray(source) ? Readable.from(source) : source;
+  await readTarGz(input, async (entry, content) => {
+    if (entry.type !== 'file') {
+      seen.push(entry);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of content) chunks.push(chunk as Buffer);
+    seen.push({ ...entry, text: Buffer.concat(chunks).toString() });
+  });
+  return seen;
 }

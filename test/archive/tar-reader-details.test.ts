@@ -10,25 +10,11 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { ExtractionVerdict, extractTarGz, readTarGz, TarEntry, unsafeEntryReason } from '../../lib/archive/tar-reader';
 import { TAR_BLOCK, paxRecord } from '../../lib/archive/tar-header';
-import { tempDir } from './archive-fixtures';
+import { listEntries, tempDir } from './archive-fixtures';
 import { directoryMember, fileMember, gzipOf, member, paxMember, rawHeader, tarOf, withChecksum } from './crafted-archives';
 
 const REMEDY = '. The file is damaged or is not a tar.gz: create it or copy it again.';
 
-/** Every entry the reader delivers, with the text of each file read to its end. */
-async function listEntries(source: Buffer | Buffer[]): Promise<(TarEntry & { text?: string })[]> {
-  const seen: (TarEntry & { text?: string })[] = [];
-  await readTarGz(Readable.from(Array.isArray(source) ? source : [source]), async (entry, content) => {
-    if (entry.type !== 'file') {
-      seen.push(entry);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of content) chunks.push(chunk as Buffer);
-    seen.push({ ...entry, text: Buffer.concat(chunks).toString() });
-  });
-  return seen;
-}
 
 /** The reader's rejection of `source` (the test fails if it resolves). */
 async function failure(source: Buffer | Buffer[]): Promise<Error & { code?: string }> {

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { isMmeError } from '../../lib/errors';
-import { extractTarGz, readTarGz, TarEntry } from '../../lib/archive/tar-reader';
+import { extractTarGz, readTarGz } from '../../lib/archive/tar-reader';
 import { TAR_BLOCK, paxRecord } from '../../lib/archive/tar-header';
-import { tempDir, writeTree } from './archive-fixtures';
+import { listEntries, tempDir, writeTree } from './archive-fixtures';
 import { loadScaled } from '../load-scale';
 import {
   craftedCases,
@@ -20,19 +20,6 @@ import {
   tarOf,
 } from './crafted-archives';
 
-async function listEntries(source: string | Readable | Buffer): Promise<(TarEntry & { text?: string })[]> {
-  const seen: (TarEntry & { text?: string })[] = [];
-  await readTarGz(Buffer.isBuffer(source) ? Readable.from([source]) : source, async (entry, content) => {
-    if (entry.type !== 'file') {
-      seen.push(entry);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of content) chunks.push(chunk as Buffer);
-    seen.push({ ...entry, text: Buffer.concat(chunks).toString() });
-  });
-  return seen;
-}
 
 /** Settles with the reader's outcome, or fails the test if the reader is still busy after `ms` (a hang). */
 async function withinTime<T>(promise: Promise<T>, ms = loadScaled(5000)): Promise<T> {

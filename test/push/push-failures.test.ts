@@ -1,9 +1,8 @@
 // pushTargetModel's refusals and failures against s3rver on 127.0.0.1, each with the exact message the user reads
 // and what is left in S3 afterwards: an existing TargetModel, a cancelled push (before and during the upload), an
 // archive rewritten while it is pushed, a versioned name taken by other bytes; and what the events and result say.
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -11,9 +10,9 @@ import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCom
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { PushStart, pushTargetModel } from '../../lib/push/push-target-model';
 import { useLocalS3 } from '../aws/s3rver-harness';
+import { copyAdder, tarArchive } from './push-fixture';
 
 const s3 = useLocalS3(['models']);
-const fixture = join(__dirname, '..', 'constructs', 'fixtures', 'repositories', 'add_one_python');
 let dir: string;
 let prefix: string;
 let count = 0;
@@ -25,17 +24,9 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const location = () => ({ s3: `s3://models/${prefix}/`, endpointUrl: s3().endpoint });
 
-function repository(): string {
-  const root = join(dir, 'adder');
-  cpSync(fixture, root, { recursive: true });
-  return root;
-}
+const repository = (): string => copyAdder(dir);
 
-function archiveOf(root: string, name: string): string {
-  const archive = join(dir, name);
-  execFileSync('tar', ['-C', root, '-czf', archive, '.']);
-  return archive;
-}
+const archiveOf = (root: string, name: string): string => tarArchive(dir, root, name);
 
 async function keys(): Promise<string[]> {
   const listed = await s3().client.send(new ListObjectsV2Command({ Bucket: 'models', Prefix: `${prefix}/` }));

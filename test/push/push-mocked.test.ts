@@ -1,7 +1,7 @@
 // pushTargetModel with aws-sdk-client-mock in place of S3 and SageMaker: the answers s3rver never gives (an object
 // without Last-Modified, a 403 on HEAD) and a push that follows an endpoint to its ModelDataUrl, with the exact
 // requests sent.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -10,12 +10,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { pushTargetModel } from '../../lib/push/push-target-model';
 import { useAwsProfiles } from '../aws/aws-profile-fixture';
+import { copyAdder } from './push-fixture';
 
 useAwsProfiles(['team']);
 
 const s3 = mockClient(S3Client);
 const sageMaker = mockClient(SageMakerClient);
-const fixture = join(__dirname, '..', 'constructs', 'fixtures', 'repositories', 'add_one_python');
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'push-mocked-'));
@@ -24,11 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function repository(): string {
-  const root = join(dir, 'adder');
-  cpSync(fixture, root, { recursive: true });
-  return root;
-}
+const repository = (): string => copyAdder(dir);
 
 function awsError(name: string, status: number): Error {
   return Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });

@@ -2,9 +2,8 @@
 // messages), the gzip magic check, the served model's config read from the bytes as they go, and that closing a
 // source lets go of the file or the packer.
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import {
-  cpSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync,
+  mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,27 +11,17 @@ import type { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { openPushSource, PushSource } from '../../lib/push/push-source';
+import { copyAdder, tarArchive } from './push-fixture';
 
-const fixture = join(__dirname, '..', 'constructs', 'fixtures', 'repositories', 'add_one_python');
 let dir: string;
 beforeEach(() => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'push-source-')));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A copy of the one-model python repository (model add_one, input INPUT0), at `<dir>/adder`. */
-function repository(): string {
-  const root = join(dir, 'adder');
-  cpSync(fixture, root, { recursive: true });
-  return root;
-}
+const repository = (): string => copyAdder(dir);
 
-/** The repository packed by GNU tar, as a user would make the archive. */
-function archiveOf(root: string, name: string): string {
-  const archive = join(dir, name);
-  execFileSync('tar', ['-C', root, '-czf', archive, '.']);
-  return archive;
-}
+const archiveOf = (root: string, name: string): string => tarArchive(dir, root, name);
 
 /** The source, which must be one (not a validation report). */
 async function source(path: string, options: Parameters<typeof openPushSource>[2] = {}): Promise<PushSource> {
