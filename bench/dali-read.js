@@ -5,16 +5,12 @@
 // many bytes it reads. Target: at most 20 ms per 100 MB (the constant is skipped whole, never read).
 // Needs `npm run build`.
 'use strict';
-const { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } = require('node:fs');
+const { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { built } = require('./measure');
 
-const dist = join(__dirname, '..', 'dist');
-if (!existsSync(join(dist, 'lib', 'model-files', 'dali.js'))) {
-  console.error('dist/ is missing: run `npm run build` first.');
-  process.exit(2);
-}
-const { daliInputs, readDaliPipeline } = require(join(dist, 'lib', 'model-files', 'dali.js'));
+const { daliInputs, readDaliPipeline } = require(built('lib/model-files/dali.js'));
 
 const MB = 1024 * 1024;
 const varint = (n) => {

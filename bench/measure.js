@@ -1,11 +1,22 @@
-// What several benchmarks share: their numeric options, and a command's wall time and peak RSS as GNU time
+// What several benchmarks share: the built files they run, their numeric options, and a command's wall time and peak RSS as GNU time
 // measures them (the RSS of a child process is not visible from node itself).
 'use strict';
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const path = require('node:path');
 
 const GNU_TIME = '/usr/bin/time';
+
+/** The absolute path of `relative` under dist/ (`npm run build` writes it); exits 2 saying so when it is missing. */
+function built(relative) {
+  const file = path.join(__dirname, '..', 'dist', relative);
+  if (!fs.existsSync(file)) {
+    console.error('dist/ is missing: run `npm run build` first.');
+    process.exit(2);
+  }
+  return file;
+}
 
 /** `--name N` from the command line as a number, or `fallback` when it is absent. */
 function numberOption(name, fallback) {
@@ -44,4 +55,4 @@ function timeCommand(file, args, options = {}) {
   };
 }
 
-module.exports = { flag, numberOption, requireGnuTime, timeCommand };
+module.exports = { built, flag, numberOption, requireGnuTime, timeCommand };

@@ -8,17 +8,13 @@
 // Needs `npm run build`, python3 with protobuf and protoc (test/model-files/make_model_files.py writes the files).
 'use strict';
 const { spawnSync } = require('node:child_process');
-const { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, statSync } = require('node:fs');
+const { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, statSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { built } = require('./measure');
 
-const dist = join(__dirname, '..', 'dist');
-if (!existsSync(join(dist, 'lib', 'model-files', 'tensorflow.js'))) {
-  console.error('dist/ is missing: run `npm run build` first.');
-  process.exit(2);
-}
-const { readGraphDef, readSavedModel } = require(join(dist, 'lib', 'model-files', 'tensorflow.js'));
-const { readOpenVinoModel } = require(join(dist, 'lib', 'model-files', 'openvino.js'));
+const { readGraphDef, readSavedModel } = require(built('lib/model-files/tensorflow.js'));
+const { readOpenVinoModel } = require(built('lib/model-files/openvino.js'));
 
 const python = process.env.MME_DEPLOY_TEST_PYTHON ?? '/usr/bin/python3';
 const dir = mkdtempSync(join(tmpdir(), 'mme-bench-model-files-'));

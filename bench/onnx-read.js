@@ -4,18 +4,14 @@
 // Target: at most 20 ms per 100 MB model file, and never the whole file. Needs `npm run build` and python3 with onnx.
 'use strict';
 const { spawnSync } = require('node:child_process');
-const { existsSync, mkdtempSync, rmSync, statSync } = require('node:fs');
+const { mkdtempSync, rmSync, statSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { built } = require('./measure');
 
-const dist = join(__dirname, '..', 'dist');
-if (!existsSync(join(dist, 'lib', 'model-files', 'onnx.js'))) {
-  console.error('dist/ is missing: run `npm run build` first.');
-  process.exit(2);
-}
-const { readOnnxModel } = require(join(dist, 'lib', 'model-files', 'onnx.js'));
-const { checkOnnxModel } = require(join(dist, 'lib', 'repository', 'onnx-rules.js'));
-const { loadRepository } = require(join(dist, 'lib', 'repository', 'validate.js'));
+const { readOnnxModel } = require(built('lib/model-files/onnx.js'));
+const { checkOnnxModel } = require(built('lib/repository/onnx-rules.js'));
+const { loadRepository } = require(built('lib/repository/validate.js'));
 
 const python = process.env.MME_DEPLOY_TEST_PYTHON ?? '/usr/bin/python3';
 const dir = mkdtempSync(join(tmpdir(), 'mme-bench-onnx-'));

@@ -22,7 +22,14 @@ import {
   type DaliPipelineOutput,
   type DaliPipelineSummary,
 } from '../model-files/dali';
-import { readWith, sortedNames, versionModelFiles, type ModelFileSubject } from './model-file-subject';
+import {
+  configPosition,
+  modelFileDiagnostic,
+  readWith,
+  sortedNames,
+  versionModelFiles,
+  type ModelFileSubject,
+} from './model-file-subject';
 
 export interface DaliOutcome {
   readonly diagnostics: Diagnostic[];
@@ -140,14 +147,11 @@ class DaliChecker {
   }
 
   private at(message: object | undefined, field?: string): SourcePosition | undefined {
-    return this.model.positions.of(message, field) ?? this.model.positions.of(message);
+    return configPosition(this.model, message, field);
   }
 
   private fail(code: string, message: string, at?: SourcePosition): never {
-    const source = at
-      ? { file: this.model.configFile, model: this.model.name, text: this.model.configText }
-      : { file: this.file, model: this.model.name };
-    this.out.push(diagnostic('error', code, message, source, at));
+    this.out.push(modelFileDiagnostic(this.model, 'error', code, message, at, this.file));
     throw new LoadFailure();
   }
 

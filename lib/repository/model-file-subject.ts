@@ -1,10 +1,11 @@
-// What the rules that read a model file (onnx-rules.ts, tensorflow-rules.ts, openvino-rules.ts) need of a model, and
-// the walk they share: the model file of every version Triton would load, opened through the model's files view.
+// What the rules that read a model file (the onnx, tensorflow, openvino, dali and torchscript rules) need of a model,
+// the walk they share (the model file of every version Triton would load, opened through the model's files view) and
+// how they report: on config.pbtxt where a position is known, else on the model file.
 
 import { join } from 'node:path';
 import type { ConfigPositions } from '../config/parse';
 import type { ModelConfig } from '../config/model-config-schema';
-import { diagnostic, type Diagnostic } from '../diagnostics';
+import { diagnostic, type Diagnostic, type Severity, type SourcePosition } from '../diagnostics';
 import type { ByteSource } from '../model-files/protobuf-wire';
 import type { ModelFiles } from './model-files';
 
@@ -67,6 +68,31 @@ export function readWith<T>(files: ModelFiles, path: string, read: (source: Byte
 }
 
 /** The warning for an empty model file: a stand-in, so nothing is checked against it. */
+/** Where `field` of `message` (its `index`th value) is in config.pbtxt, else where `message` is. */
+export function configPosition(
+  model: ModelFileSubject,
+  message: object | undefined,
+  field?: string,
+  index?: number,
+): SourcePosition | undefined {
+  return model.positions.of(message, field, index) ?? model.positions.of(message);
+}
+
+/** A finding on the config at `at`, with its excerpt, or, without a position, on the model file `file`. */
+export function modelFileDiagnostic(
+  model: ModelFileSubject,
+  severity: Severity,
+  code: string,
+  message: string,
+  at: SourcePosition | undefined,
+  file: string,
+): Diagnostic {
+  const source = at
+    ? { file: model.configFile, model: model.name, text: model.configText }
+    : { file, model: model.name };
+  return diagnostic(severity, code, message, source, at);
+}
+
 export function emptyModelFile(model: ModelFileSubject, shown: string, runtime: string): Diagnostic {
   return diagnostic(
     'warning',

@@ -23,7 +23,7 @@ import {
   type OnnxReadResult,
   type OnnxValueInfo,
 } from '../model-files/onnx';
-import type { ModelFileSubject } from './model-file-subject';
+import { configPosition, modelFileDiagnostic, type ModelFileSubject } from './model-file-subject';
 import type { ModelFiles } from './model-files';
 
 /** The parts of a loaded model the ONNX rules read (a LoadedModel has them all): those every model-file rule reads. */
@@ -182,14 +182,11 @@ class OnnxChecker {
   }
 
   private error(code: string, message: string, at?: SourcePosition): void {
-    const source = at
-      ? { file: this.model.configFile, model: this.model.name, text: this.model.configText }
-      : { file: this.file, model: this.model.name };
-    this.out.push(diagnostic('error', code, message, source, at));
+    this.out.push(modelFileDiagnostic(this.model, 'error', code, message, at, this.file));
   }
 
   private at(message: object | undefined, field?: string, index?: number): SourcePosition | undefined {
-    return this.model.positions.of(message, field, index) ?? this.model.positions.of(message);
+    return configPosition(this.model, message, field, index);
   }
 
   /** InputOutputInitializerInfos (onnxruntime_utils.cc:199-204): only tensors can be served. */

@@ -9,7 +9,15 @@
 import type { DataTypeName, ModelConfig, ModelInputConfig, ModelOutputConfig } from '../config/model-config-schema';
 import { diagnostic, type Diagnostic, type SourcePosition } from '../diagnostics';
 import { readOpenVinoModel, type OpenVinoModelSummary, type OpenVinoTensor } from '../model-files/openvino';
-import { emptyModelFile, readWith, sortedNames, versionModelFiles, type ModelFileSubject } from './model-file-subject';
+import {
+  configPosition,
+  emptyModelFile,
+  modelFileDiagnostic,
+  readWith,
+  sortedNames,
+  versionModelFiles,
+  type ModelFileSubject,
+} from './model-file-subject';
 
 export interface OpenVinoRuleOptions {
   /**
@@ -100,14 +108,11 @@ class OpenVinoChecker {
   ) {}
 
   private at(message: object | undefined, field?: string): SourcePosition | undefined {
-    return this.model.positions.of(message, field) ?? this.model.positions.of(message);
+    return configPosition(this.model, message, field);
   }
 
   private error(code: string, message: string, at?: SourcePosition): void {
-    const source = at
-      ? { file: this.model.configFile, model: this.model.name, text: this.model.configText }
-      : { file: this.file, model: this.model.name };
-    this.out.push(diagnostic('error', code, message, source, at));
+    this.out.push(modelFileDiagnostic(this.model, 'error', code, message, at, this.file));
   }
 
   run(): ModelConfig | undefined {

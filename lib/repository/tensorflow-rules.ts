@@ -18,7 +18,9 @@ import {
   type TfTensorInfo,
 } from '../model-files/tensorflow';
 import {
+  configPosition,
   emptyModelFile,
+  modelFileDiagnostic,
   readWith,
   sortedNames,
   versionModelFiles,
@@ -105,15 +107,12 @@ class Reporter {
   ) {}
 
   at(message: object | undefined, field?: string): SourcePosition | undefined {
-    return this.model.positions.of(message, field) ?? this.model.positions.of(message);
+    return configPosition(this.model, message, field);
   }
 
   /** An error on the config (at `at`) or, without a position, on the model file `file`. */
   error(code: string, message: string, at: SourcePosition | undefined, file: string): void {
-    const source = at
-      ? { file: this.model.configFile, model: this.model.name, text: this.model.configText }
-      : { file, model: this.model.name };
-    this.out.push(diagnostic('error', code, message, source, at));
+    this.out.push(modelFileDiagnostic(this.model, 'error', code, message, at, file));
   }
 }
 

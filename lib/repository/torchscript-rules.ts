@@ -9,7 +9,14 @@
 import type { ModelConfig } from '../config/model-config-schema';
 import { closest, diagnostic, type Diagnostic, type SourcePosition } from '../diagnostics';
 import { readTorchScript, type TorchArgument } from '../model-files/torchscript';
-import { emptyModelFile, readWith, versionModelFiles, type ModelFileSubject } from './model-file-subject';
+import {
+  configPosition,
+  emptyModelFile,
+  modelFileDiagnostic,
+  readWith,
+  versionModelFiles,
+  type ModelFileSubject,
+} from './model-file-subject';
 
 /** Reads the model.pt of every version Triton would load and checks the config's inputs against forward's schema. */
 export function checkTorchScriptModel(model: ModelFileSubject): Diagnostic[] {
@@ -65,14 +72,11 @@ class ForwardChecker {
   ) {}
 
   private at(message: object | undefined, field?: string): SourcePosition | undefined {
-    return this.model.positions.of(message, field) ?? this.model.positions.of(message);
+    return configPosition(this.model, message, field);
   }
 
   private report(severity: 'error' | 'warning', code: string, message: string, at?: SourcePosition): void {
-    const source = at
-      ? { file: this.model.configFile, model: this.model.name, text: this.model.configText }
-      : { file: this.file, model: this.model.name };
-    this.out.push(diagnostic(severity, code, message, source, at));
+    this.out.push(modelFileDiagnostic(this.model, severity, code, message, at, this.file));
   }
 
   run(): void {
