@@ -12,18 +12,14 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
+const { built } = require('./measure');
 
-const ROOT = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
 const sizeMib = Number(args[args.indexOf('--size-mib') + 1] || 256) || 256;
 const keep = args.includes('--keep');
 
 async function main() {
-  const cli = path.join(ROOT, 'dist/bin/mme-deploy.js');
-  if (!fs.existsSync(cli)) {
-    console.error('dist/ is missing: run `npm run build` first.');
-    process.exit(2);
-  }
+  const cli = built('bin/mme-deploy.js');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mme-bench-local-'));
   try {
     const archive = makeArchive(work, sizeMib);

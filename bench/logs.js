@@ -6,18 +6,14 @@
 // CloudWatch Logs stand-in in pages of 1,000. Target: 10,000 lines in < 1 s. Needs `npm run build`.
 'use strict';
 const { spawn } = require('node:child_process');
-const { existsSync, mkdtempSync, rmSync } = require('node:fs');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { createServer } = require('node:http');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { built } = require('./measure');
 const { generateEndpointLog } = require('./endpoint-log-fixture');
 
-const parserJs = join(__dirname, '..', 'dist', 'lib', 'logs', 'endpoint-log-parser.js');
-if (!existsSync(parserJs)) {
-  console.error('dist/ is missing: run `npm run build` first.');
-  process.exit(2);
-}
-const { parseEndpointLog } = require(parserJs);
+const { parseEndpointLog } = require(built('lib/logs/endpoint-log-parser.js'));
 const runs = Number(process.env.RUNS ?? 15);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -90,7 +86,7 @@ server.listen(0, '127.0.0.1', async () => {
     AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: `http://127.0.0.1:${server.address().port}`,
     AWS_ENDPOINT_URL_SAGEMAKER: `http://127.0.0.1:${server.address().port}`,
   };
-  const bin = join(__dirname, '..', 'dist', 'bin', 'mme-deploy.js');
+  const bin = built('bin/mme-deploy.js');
   const since = new Date(records[0].timestamp).toISOString();
   const wall = [];
   let lines = 0;

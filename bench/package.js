@@ -10,19 +10,14 @@ const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
+const { built, flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
 const { fillFp16, fillRandom, mib, ONNX, writeLarge, writeOnnxModel } = require('./weight-files');
 
-const ROOT = path.resolve(__dirname, '..');
 const sizeMib = numberOption('--size-mib', 1024) || 1024;
 const keep = flag('--keep');
 
 function main() {
-  const libArchive = path.join(ROOT, 'dist/lib/archive/index.js');
-  if (!fs.existsSync(libArchive)) {
-    console.error('dist/ is missing: run `npm run build` first.');
-    process.exit(2);
-  }
+  const libArchive = built('lib/archive/index.js');
   requireGnuTime();
   const loadAtStart = os.loadavg().map((n) => n.toFixed(1)).join(' ');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mme-bench-package-'));
@@ -86,7 +81,7 @@ function main() {
 
 /** The CLI when it has a working `package` command, else a driver over the built library. */
 function oursCommand(repo, out, libArchive) {
-  const cli = path.join(ROOT, 'dist/bin/mme-deploy.js');
+  const cli = built('bin/mme-deploy.js');
   const help = spawnSync(process.execPath, [cli, 'package', '--help'], { encoding: 'utf8' });
   if (help.status === 0 && /-o, --output|--output/.test(help.stdout)) {
     return { via: 'CLI', command: `"${process.execPath}" "${cli}" package "${repo}" -o "${out}"`, out };

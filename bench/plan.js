@@ -6,23 +6,15 @@
 
 'use strict';
 
-const fs = require('node:fs');
-const path = require('node:path');
-const { numberOption } = require('./measure');
+const { built, numberOption } = require('./measure');
 
-const ROOT = path.resolve(__dirname, '..');
 const MODELS = numberOption('--models', 10_000);
 const REQUESTS = numberOption('--requests', 1_000_000);
 const INSTANCES = numberOption('--instances', 4);
 const MiB = 1024 * 1024;
 
 function load(module) {
-  const file = path.join(ROOT, 'dist/lib/plan', `${module}.js`);
-  if (!fs.existsSync(file)) {
-    console.error('dist/ is missing: run `npm run build` (or `npx tsc -p tsconfig.build.json`) first.');
-    process.exit(2);
-  }
-  return require(file);
+  return require(built(`lib/plan/${module}.js`));
 }
 
 /** Wall time, and CPU time of this process: on a shared machine the second says what the code costs. */

@@ -12,21 +12,16 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
+const { built, flag, numberOption, requireGnuTime, timeCommand } = require('./measure');
 
-const ROOT = path.resolve(__dirname, '..');
 const GIB = numberOption('--gib', 10);
 const ENTRIES = numberOption('--entries', 1_000_000);
 const keep = flag('--keep');
 const TARGET_RSS_MB = 200;
 
 function load() {
-  const file = path.join(ROOT, 'dist/lib/archive/tar-header.js');
-  if (!fs.existsSync(file) || !fs.existsSync(path.join(ROOT, 'dist/bin/mme-deploy.js'))) {
-    console.error('dist/ is missing: run `npm run build` first.');
-    process.exit(2);
-  }
-  return require(file);
+  built('bin/mme-deploy.js');
+  return require(built('lib/archive/tar-header.js'));
 }
 
 const CONFIG = Buffer.from('name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8\n' +
@@ -90,7 +85,7 @@ function file_(tar, name, content) {
 }
 
 function runPlan(archive) {
-  const cli = path.join(ROOT, 'dist/bin/mme-deploy.js');
+  const cli = built('bin/mme-deploy.js');
   const timed = timeCommand(process.execPath, [cli, 'plan', archive, '--requests', '1000']);
   const said = timed.stderr.join(' ').slice(0, 110);
   return { seconds: timed.seconds, rssMb: Math.round(timed.rssKib / 1024), code: timed.status, said };

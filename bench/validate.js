@@ -7,16 +7,13 @@
 // Target: validate within 1.5x of the floor.
 'use strict';
 const { spawnSync } = require('node:child_process');
-const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync } = require('node:fs');
+const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { built } = require('./measure');
 
-const dist = join(__dirname, '..', 'dist');
-if (!existsSync(join(dist, 'bin', 'mme-deploy.js'))) {
-  console.error('dist/ is missing: run `npm run build` first.');
-  process.exit(2);
-}
-const { parseModelConfig } = require(join(dist, 'lib', 'config', 'parse.js'));
+const cli = built('bin/mme-deploy.js');
+const { parseModelConfig } = require(built('lib/config/parse.js'));
 const MODELS = Number(process.env.MODELS ?? 10000);
 
 const io = (n, dtype) =>
@@ -118,7 +115,7 @@ const parseSeconds = Number(process.hrtime.bigint() - start) / 1e9;
 const runs = [];
 for (let i = 0; i < 3; i++) {
   start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, [join(dist, 'bin', 'mme-deploy.js'), 'validate', repo, '--json'], { maxBuffer: 1 << 28 });
+  const result = spawnSync(process.execPath, [cli, 'validate', repo, '--json'], { maxBuffer: 1 << 28 });
   runs.push(Number(process.hrtime.bigint() - start) / 1e9);
   const report = JSON.parse(result.stdout.toString());
   if (result.status !== 0 || report.models.length !== MODELS) {
@@ -178,8 +175,8 @@ function pythonRepository() {
   const noSyntax = [];
   for (let i = 0; i < 3; i++) {
     floors.push(time(['-e', floorScript, root]));
-    validates.push(time([join(dist, 'bin', 'mme-deploy.js'), 'validate', root, '--json']));
-    noSyntax.push(time([join(dist, 'bin', 'mme-deploy.js'), 'validate', root, '--json', '--no-python-syntax']));
+    validates.push(time([cli, 'validate', root, '--json']));
+    noSyntax.push(time([cli, 'validate', root, '--json', '--no-python-syntax']));
   }
   rmSync(root, { recursive: true, force: true });
   const best = (list) => Math.min(...list);
