@@ -24,18 +24,43 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const repository = (name: string, size: number): string => sparseRepository(dir, name, size);
 
-const tempFiles = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+const tempFiles = (name: string, under = dir) => readdirSync(under).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+
+/** `promise`, with its rejection left to whoever awaits it later (a test), not reported as unhandled meanwhile. */
+function awaitedLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 describe('package under signals', () => {
-  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
-    it(`stops on ${signal}, leaves no .NAME.tar.gz.*.tmp and no archive, and exits 130`, async () => {
-      const repo = repository('big', 16 * GiB);
-      const run = spawnCli(['package', repo, '-o', join(dir, 'big.tar.gz')], { cwd: dir });
-      await until(() => tempFiles('big.tar.gz').length > 0, 'the temp file');
+  const SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGINT'] as const;
+
+  /** Packs a 16 GiB repository in a directory of its own and sends `signal` once the temp file exists. */
+  async function interrupted(signal: (typeof SIGNALS)[number]) {
+    const own = mkdtempSync(join(tmpdir(), `mme-signals-${signal}-`));
+    const run = spawnCli(['package', sparseRepository(own, 'big', 16 * GiB), '-o', join(own, 'big.tar.gz')], { cwd: own });
+    try {
+      await until(() => tempFiles('big.tar.gz', own).length > 0, 'the temp file', 20, run);
       run.kill(signal);
-      expect(await run.exit).toBe(130);
-      expect(run.err()).toBe('mme-deploy: interrupted: no archive was written.\n');
-      expect(readdirSync(dir).sort()).toEqual(['big']);
+      return { code: await run.exit, err: run.err(), left: readdirSync(own).sort() };
+    } finally {
+      run.kill('SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
+  }
+  // The three processes run at once (each waits on its start-up and the test's poll far more than it computes); each
+  // test reads its own.
+  let runs: Record<(typeof SIGNALS)[number], ReturnType<typeof interrupted>> | undefined;
+  const started = () =>
+    (runs ??= { SIGTERM: awaitedLater(interrupted('SIGTERM')), SIGHUP: awaitedLater(interrupted('SIGHUP')),
+      SIGINT: awaitedLater(interrupted('SIGINT')) });
+
+  for (const signal of SIGNALS) {
+    it(`stops on ${signal}, leaves no .NAME.tar.gz.*.tmp and no archive, and exits 130`, async () => {
+      const run = await started()[signal];
+      expect(run.code).toBe(130);
+      expect(run.err).toBe('mme-deploy: interrupted: no archive was written.\n');
+      expect(run.left).toEqual(['big']);
     });
   }
 
@@ -94,10 +119,12 @@ describe('push under signals', () => {
     let home: string;
     let held: ServerResponse[];
     let abortReply: 'denied' | 'never';
+    /** Set once the test has sent its signal: with a refused abort, parts held until then are answered. */
+    let released: boolean;
     let server: { url: string; close(): Promise<void> };
     beforeAll(async () => {
-      // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts after a
-      // while (as a slow link would), and the abort is refused or never answered.
+      // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts only once the
+      // signal was sent (as a slow link would take them) or never, and the abort is refused or never answered.
       server = await standIn((req, _body, res) => {
         const url = new URL(req.url ?? '/', 'http://x');
         if (req.method === 'HEAD') return void res.writeHead(404).end();
@@ -108,9 +135,8 @@ describe('push under signals', () => {
         }
         if (req.method === 'PUT' && url.searchParams.get('partNumber') === '1') return void res.writeHead(200, { ETag: '"e1"' }).end();
         if (req.method === 'PUT') {
-          held.push(res);
-          if (abortReply === 'denied') setTimeout(() => res.writeHead(200, { ETag: '"e2"' }).end(), 1500);
-          return;
+          if (abortReply === 'denied' && released) return void res.writeHead(200, { ETag: '"e2"' }).end();
+          return void held.push(res);
         }
         if (req.method === 'DELETE' && abortReply === 'denied') {
           res.writeHead(403, { 'content-type': 'application/xml' });
@@ -129,7 +155,13 @@ describe('push under signals', () => {
     });
     beforeEach(() => {
       held = [];
+      released = false;
     });
+    /** Answers the parts held so far, and any later one at once. */
+    const release = () => {
+      released = true;
+      for (const res of held.splice(0)) res.writeHead(200, { ETag: '"e2"' }).end();
+    };
 
     const push = (archive: string): CliProcess =>
       spawnCli(
@@ -148,6 +180,7 @@ describe('push under signals', () => {
       const run = push(gzipLooking('a.tar.gz', 256 * 1024 ** 2));
       await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
       run.kill('SIGTERM');
+      release();
       expect(await run.exit).toBe(130);
       expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
     });
@@ -171,9 +204,10 @@ describe('plan, local load, invoke and local invoke under signals', () => {
   /** A valid tar.gz of one 4 GiB file of zeros, made of gzip members (a few MB to write, seconds to read). */
   function largeArchive(name: string): string {
     const size = 4 * GiB;
-    const chunk = gzipSync(Buffer.alloc(64 * 1024 ** 2));
+    // One MiB of zeros compressed once, the same member 4,096 times.
+    const chunk = gzipSync(Buffer.alloc(1024 ** 2));
     const members = [gzipSync(encodeHeaders({ path: 'm/1/weights.bin', type: 'file', size, mode: 0o644 }))];
-    for (let i = 0; i < size / (64 * 1024 ** 2); i++) members.push(chunk);
+    for (let i = 0; i < size / 1024 ** 2; i++) members.push(chunk);
     members.push(gzipSync(endOfArchive(512 + size)));
     const path = join(dir, name);
     writeFileSync(path, Buffer.concat(members));
@@ -231,19 +265,23 @@ describe('plan, local load, invoke and local invoke under signals', () => {
       calls += 1; // held: a model that never answers
     });
     try {
+      // Both at once: each waits on the server, which holds both requests.
       const invoke = spawnCli(['invoke', 'm.tar.gz', '--endpoint', 'e', '--text', 'text=hi', '--region', 'eu-west-1'], {
         env: { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url },
       });
-      await until(() => calls === 1, 'InvokeEndpoint');
-      invoke.kill('SIGTERM');
-      expect(await invoke.exit).toBe(130);
-      expect(invoke.err()).toBe('mme-deploy: interrupted: the request was cancelled (the endpoint may still run it).\n');
-
       const local = spawnCli(['local', 'invoke', 'm.tar.gz', '--text', 'text=hi', '--url', server.url, '--models-dir', dir]);
-      await until(() => calls === 2, 'the local invoke');
-      local.kill('SIGTERM');
-      expect(await local.exit).toBe(130);
-      expect(local.err()).toMatch(/^mme-deploy: interrupted: POST \/models\/[0-9a-f]+\/invoke was cancelled/);
+      try {
+        await until(() => calls === 2, 'InvokeEndpoint and the local invoke', 20, invoke);
+        invoke.kill('SIGTERM');
+        local.kill('SIGTERM');
+        expect(await invoke.exit).toBe(130);
+        expect(invoke.err()).toBe('mme-deploy: interrupted: the request was cancelled (the endpoint may still run it).\n');
+        expect(await local.exit).toBe(130);
+        expect(local.err()).toMatch(/^mme-deploy: interrupted: POST \/models\/[0-9a-f]+\/invoke was cancelled/);
+      } finally {
+        invoke.kill('SIGKILL');
+        local.kill('SIGKILL');
+      }
     } finally {
       await server.close();
     }
