@@ -1,4 +1,4 @@
-// Slow: ~20 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Every long command under SIGTERM, SIGHUP and Ctrl-C (SIGINT), in a real process: it stops, cleans up what it was
 // writing or uploading, and exits 130; where the clean-up cannot be done, it prints the exact command that does it.
 // Each test sends the signal only once the command is provably under way (its temp file exists, its upload started,
@@ -86,32 +86,56 @@ describe('package under signals', () => {
 });
 
 describe('push under signals', () => {
+  const S3_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
+  /** A bucket per signal: the two pushes run at once. */
+  const bucketOf = (signal: (typeof S3_SIGNALS)[number]) => `models-${signal.toLowerCase()}`;
   let s3: LocalS3;
   beforeAll(async () => {
-    s3 = await startLocalS3(['models']);
+    s3 = await startLocalS3(S3_SIGNALS.map(bucketOf));
   });
-  afterAll(() => s3.close());
+  afterAll(async () => {
+    await Promise.allSettled(Object.values(s3Runs ?? {}));
+    await s3.close();
+  });
 
   /** A file that passes push's gzip check (with --no-verify), with `size` bytes to upload (a sparse file: no disk). */
-  function gzipLooking(name: string, size: number): string {
-    const path = join(dir, name);
+  function gzipLooking(name: string, size: number, under = dir): string {
+    const path = join(under, name);
     writeFileSync(path, Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
     truncateSync(path, size);
     return path;
   }
 
-  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
-    it(`aborts the multipart upload on ${signal}, leaving no part in S3, and exits 130 (s3rver)`, async () => {
-      const archive = gzipLooking('big.tar.gz', GiB);
-      const run = spawnCli(['push', archive, '--no-verify', '--s3', 's3://models/signals/', '--endpoint-url', s3.endpoint], {
-        env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
-      });
-      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60);
-      expect(await s3.listMultipartUploads('models')).toHaveLength(1);
+  /** Pushes 1 GiB to its own bucket, sends `signal` once the first part is in, and reads the uploads before and after. */
+  async function pushInterrupted(signal: (typeof S3_SIGNALS)[number]) {
+    const own = mkdtempSync(join(tmpdir(), `mme-signals-push-${signal}-`));
+    const bucket = bucketOf(signal);
+    const run = spawnCli(['push', gzipLooking('big.tar.gz', GiB, own), '--no-verify', '--s3', `s3://${bucket}/signals/`,
+      '--endpoint-url', s3.endpoint], {
+      env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
+    });
+    try {
+      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60, run);
+      const during = await s3.listMultipartUploads(bucket);
       run.kill(signal);
-      expect(await run.exit).toBe(130);
-      expect(run.err()).toContain('mme-deploy: Push of s3://models/signals/big.tar.gz cancelled. Nothing was left in S3');
-      expect(await s3.listMultipartUploads('models')).toEqual([]);
+      const code = await run.exit;
+      return { bucket, during, code, err: run.err(), after: await s3.listMultipartUploads(bucket) };
+    } finally {
+      run.kill('SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
+  }
+  let s3Runs: Record<(typeof S3_SIGNALS)[number], ReturnType<typeof pushInterrupted>> | undefined;
+  const pushes = () =>
+    (s3Runs ??= { SIGTERM: awaitedLater(pushInterrupted('SIGTERM')), SIGHUP: awaitedLater(pushInterrupted('SIGHUP')) });
+
+  for (const signal of S3_SIGNALS) {
+    it(`aborts the multipart upload on ${signal}, leaving no part in S3, and exits 130 (s3rver)`, async () => {
+      const run = await pushes()[signal];
+      expect(run.during).toHaveLength(1);
+      expect(run.code).toBe(130);
+      expect(run.err).toContain(`mme-deploy: Push of s3://${run.bucket}/signals/big.tar.gz cancelled. Nothing was left in S3`);
+      expect(run.after).toEqual([]);
     }, 90_000);
   }
 

@@ -1,4 +1,4 @@
-// Slow: ~14 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~17 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // `mme-deploy loadtest` against the loopback MME stand-in: the hit ratio the endpoint's metrics show agrees with
 // plan's prediction within the error the output states; open-loop sending keeps its schedule while the endpoint
 // stalls; closed loop, errors by cause, the confirmation and Ctrl-C.
