@@ -143,12 +143,12 @@ describe('push under signals', () => {
     let home: string;
     let held: ServerResponse[];
     let abortReply: 'denied' | 'never';
-    /** Set once the test has sent its signal: with a refused abort, parts held until then are answered. */
+    /** Set once the CLI took the test's signal: with a refused abort, parts held until then are answered. */
     let released: boolean;
     let server: { url: string; close(): Promise<void> };
     beforeAll(async () => {
       // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts only once the
-      // signal was sent (as a slow link would take them) or never, and the abort is refused or never answered.
+      // CLI is cancelling (as a slow link would take them) or never, and the abort is refused or never answered.
       server = await standIn((req, _body, res) => {
         const url = new URL(req.url ?? '/', 'http://x');
         if (req.method === 'HEAD') return void res.writeHead(404).end();
@@ -204,6 +204,9 @@ describe('push under signals', () => {
       const run = push(gzipLooking('a.tar.gz', 256 * 1024 ** 2));
       await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
       run.kill('SIGTERM');
+      // The parts in flight are answered once the CLI has taken the signal (it says it is cancelling), not before: an
+      // upload that ran on could otherwise finish.
+      await until(() => run.err().includes('Cancelling: aborting the multipart upload'), 'the cancel notice', 20, run);
       release();
       expect(await run.exit).toBe(130);
       expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
