@@ -3,6 +3,8 @@
 // /dev/shm (docker inspect). Each difference that could make a model load here and fail there is a finding.
 
 import { execFile } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { endpointTarget } from '../catalog/endpoint-target';
 import type { GpuInstanceType } from '../catalog/instance-types';
 import { SAGEMAKER_SHM_BYTES, SageMakerGpuDriver, sageMakerGpuDriver } from '../catalog/sagemaker-hosting';
@@ -72,8 +74,27 @@ export function resolveTarget(options: TargetOptions, container?: LocalContainer
   };
 }
 
+/**
+ * Whether `program` is an executable file on `env.PATH`, searched as spawn searches it: /usr/bin:/bin when the
+ * environment has no PATH (nodejs/node:doc/api/child_process.md:55-59), an empty entry meaning the current directory
+ * as for execvp. Looking first spares a process start for a tool this machine lacks (nvidia-smi without a GPU, docker
+ * without Docker), which spawn only finds missing after forking.
+ */
+function onPath(program: string, env: NodeJS.ProcessEnv): boolean {
+  return (env.PATH ?? '/usr/bin:/bin').split(delimiter).some((dir) => {
+    const candidate = join(dir === '' ? '.' : dir, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return statSync(candidate).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Runs a program found on `env.PATH`; resolves undefined when it is missing, fails or takes more than 10 s. */
 function run(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!onPath(program, env)) return Promise.resolve(undefined);
   return new Promise((resolvePromise) => {
     execFile(program, args, { env, timeout: 10_000, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (err, stdout) =>
       resolvePromise(err ? undefined : stdout),

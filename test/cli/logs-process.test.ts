@@ -1,8 +1,10 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~5 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // `mme-deploy logs` as a user runs it: a real process, the real AWS SDK (its retries with backoff included), and a
 // local stand-in for CloudWatch Logs and SageMaker on 127.0.0.1 (JSON protocol, routed on X-Amz-Target), reached
 // through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS / AWS_ENDPOINT_URL_SAGEMAKER. Stopping a follow with SIGTERM or Ctrl-C
 // (SIGINT) or SIGHUP (a closed terminal) is tested on that process.
+// The five processes run at once, each against an endpoint of its own: each spends most of its time waiting on the
+// SDK's backoff or on its poll interval, so together they take the time of the longest one. Each test reads its own.
 import { createServer, Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
@@ -17,35 +19,27 @@ interface Request {
 }
 type Reply = { status: number; body: unknown };
 
+/** One endpoint's side of the stand-in: the requests naming it, and how they are answered. */
+interface Site {
+  readonly requests: Request[];
+  readonly reply: (request: Request, n: number) => Reply;
+}
+
 let server: Server;
 let port: number;
-let requests: Request[];
-let reply: (request: Request, n: number) => Reply;
 let home: string;
+const sites = new Map<string, Site>();
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    let data = '';
-    req.on('data', (chunk) => (data += chunk));
-    req.on('end', () => {
-      const request = { target: String(req.headers['x-amz-target']), body: JSON.parse(data || '{}') as Record<string, unknown> };
-      requests.push(request);
-      const r = reply(request, requests.length);
-      res.writeHead(r.status, { 'content-type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify(r.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
-  home = mkdtempSync(join(tmpdir(), 'logs-home-'));
-});
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  rmSync(home, { recursive: true, force: true });
-});
-beforeEach(() => {
-  requests = [];
-});
+/** The endpoint a request is about: DescribeEndpoint names it, FilterLogEvents names its log group. */
+function endpointOf(body: Record<string, unknown>): string {
+  return String(body.EndpointName ?? String(body.logGroupName ?? '').replace(/^\/aws\/sagemaker\/Endpoints\//, ''));
+}
+
+function site(endpoint: string, reply: Site['reply']): Site {
+  const created: Site = { requests: [], reply };
+  sites.set(endpoint, created);
+  return created;
+}
 
 function cli(args: string[]) {
   return spawnCli(args, {
@@ -87,12 +81,101 @@ function events(now: number): Reply {
   };
 }
 
+type Run = ReturnType<typeof cli>;
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** Runs `logs` with `args` to its end; the process is killed if the scenario fails half-way. */
+async function scenario<T>(args: string[], drive: (run: Run) => Promise<T>): Promise<T & { run: Run; code: number }> {
+  const run = cli(args);
+  try {
+    const driven = await drive(run);
+    return { ...driven, run, code: await run.exit };
+  } catch (err) {
+    run.kill('SIGKILL');
+    throw err;
+  }
+}
+
+const throttled = () => {
+  site('mme', (_request, n) =>
+    n <= 2 ? { status: 400, body: { __type: 'ThrottlingException', message: 'Rate exceeded' } } : events(Date.now()));
+  return scenario(['logs', '--endpoint', 'mme', '--since', '10m'], async () => ({}));
+};
+
+const missingGroup = () => {
+  site('nope', (request) =>
+    request.target === 'SageMaker.DescribeEndpoint'
+      ? { status: 400, body: { __type: 'ValidationException', message: 'Could not find endpoint "nope".' } }
+      : { status: 400, body: { __type: 'ResourceNotFoundException', message: 'The specified log group does not exist.' } });
+  return scenario(['logs', '--endpoint', 'nope'], async () => ({}));
+};
+
+const followStopped = (signal: (typeof SIGNALS)[number]) => {
+  const endpoint = `follow-${signal.toLowerCase()}`;
+  const own = site(endpoint, (_request, n) => (n === 1 ? events(Date.now()) : { status: 200, body: { events: [] } }));
+  return scenario(['logs', '--endpoint', endpoint, '--follow', '--poll-interval', '1', '--json'], async (run) => {
+    await until(() => run.out().includes('"kind":"load-failed"'), 'the first events', 20, run);
+    await until(() => own.requests.length >= 2, 'a second read', 20, run);
+    const stoppedAt = Date.now();
+    run.kill(signal);
+    await run.exit;
+    return { stoppedMs: Date.now() - stoppedAt };
+  });
+};
+
+/** The scenarios, started together in beforeAll; a rejection is reported by the test that awaits it. */
+let runs: {
+  throttled: ReturnType<typeof throttled>;
+  missingGroup: ReturnType<typeof missingGroup>;
+  follow: Record<(typeof SIGNALS)[number], ReturnType<typeof followStopped>>;
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (chunk) => (data += chunk));
+    req.on('end', () => {
+      const request = { target: String(req.headers['x-amz-target']), body: JSON.parse(data || '{}') as Record<string, unknown> };
+      const own = sites.get(endpointOf(request.body));
+      if (!own) {
+        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
+        return void res.end(JSON.stringify({ __type: 'ValidationException', message: 'stand-in: no such endpoint' }));
+      }
+      own.requests.push(request);
+      const r = own.reply(request, own.requests.length);
+      res.writeHead(r.status, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify(r.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+  home = mkdtempSync(join(tmpdir(), 'logs-home-'));
+  const handled = <T>(promise: Promise<T>) => {
+    promise.catch(() => undefined);
+    return promise;
+  };
+  runs = {
+    throttled: handled(throttled()),
+    missingGroup: handled(missingGroup()),
+    follow: {
+      SIGTERM: handled(followStopped('SIGTERM')),
+      SIGINT: handled(followStopped('SIGINT')),
+      SIGHUP: handled(followStopped('SIGHUP')),
+    },
+  };
+});
+afterAll(async () => {
+  // Every run has ended (or been killed) by the time its test finished; wait for any a failed beforeAll left.
+  await Promise.allSettled([runs?.throttled, runs?.missingGroup, ...Object.values(runs?.follow ?? {})]);
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(home, { recursive: true, force: true });
+});
+
 describe('mme-deploy logs against a local CloudWatch Logs', () => {
   it('retries FilterLogEvents while throttled, then prints the events', async () => {
-    reply = (_request, n) =>
-      n <= 2 ? { status: 400, body: { __type: 'ThrottlingException', message: 'Rate exceeded' } } : events(Date.now());
-    const run = cli(['logs', '--endpoint', 'mme', '--since', '10m']);
-    expect(await run.exit).toBe(0);
+    const { run, code } = await runs.throttled;
+    const { requests } = sites.get('mme')!;
+    expect(code).toBe(0);
     expect(requests).toHaveLength(3);
     for (const r of requests) {
       expect(r.target).toBe('Logs_20140328.FilterLogEvents');
@@ -107,30 +190,21 @@ describe('mme-deploy logs against a local CloudWatch Logs', () => {
   });
 
   it('explains a missing log group and exits 1, without a stack trace', async () => {
-    reply = (request) =>
-      request.target === 'SageMaker.DescribeEndpoint'
-        ? { status: 400, body: { __type: 'ValidationException', message: 'Could not find endpoint "nope".' } }
-        : { status: 400, body: { __type: 'ResourceNotFoundException', message: 'The specified log group does not exist.' } };
-    const run = cli(['logs', '--endpoint', 'nope']);
-    expect(await run.exit).toBe(1);
-    expect(requests.map((r) => r.target)).toEqual(['Logs_20140328.FilterLogEvents', 'SageMaker.DescribeEndpoint']);
+    const { run, code } = await runs.missingGroup;
+    expect(code).toBe(1);
+    expect(sites.get('nope')!.requests.map((r) => r.target)).toEqual(['Logs_20140328.FilterLogEvents', 'SageMaker.DescribeEndpoint']);
     expect(run.err()).toBe(
       "mme-deploy: Endpoint 'nope' does not exist in eu-west-1, so it has no log group. " +
         'Check the name and --region (aws sagemaker list-endpoints).\n',
     );
   });
 
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  for (const signal of SIGNALS) {
     it(`stops --follow cleanly on ${signal}, exiting 130`, async () => {
-      reply = (_request, n) => (n === 1 ? events(Date.now()) : { status: 200, body: { events: [] } });
-      const run = cli(['logs', '--endpoint', 'mme', '--follow', '--poll-interval', '1', '--json']);
-      await until(() => run.out().includes('"kind":"load-failed"'), 'the first events');
-      await until(() => requests.length >= 2, 'a second read');
-      const stoppedAt = Date.now();
-      run.kill(signal);
-      expect(await run.exit).toBe(130);
+      const { run, code, stoppedMs } = await runs.follow[signal];
+      expect(code).toBe(130);
       // Promptly: well within the next 1 s poll plus a start-up, on a quiet machine; a hang never exits at all.
-      expect(Date.now() - stoppedAt).toBeLessThan(loadScaled(3000));
+      expect(stoppedMs).toBeLessThan(loadScaled(3000));
       const objects = run.out().trimEnd().split('\n').map((l) => JSON.parse(l) as { kind: string });
       expect(objects.map((o) => o.kind)).toEqual(['load-started', 'load-failed']);
       expect(run.err()).toBe('');

@@ -1,4 +1,4 @@
-// Slow: ~20 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Every long command under SIGTERM, SIGHUP and Ctrl-C (SIGINT), in a real process: it stops, cleans up what it was
 // writing or uploading, and exits 130; where the clean-up cannot be done, it prints the exact command that does it.
 // Each test sends the signal only once the command is provably under way (its temp file exists, its upload started,
@@ -24,18 +24,43 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const repository = (name: string, size: number): string => sparseRepository(dir, name, size);
 
-const tempFiles = (name: string) => readdirSync(dir).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+const tempFiles = (name: string, under = dir) => readdirSync(under).filter((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+
+/** `promise`, with its rejection left to whoever awaits it later (a test), not reported as unhandled meanwhile. */
+function awaitedLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 describe('package under signals', () => {
-  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
-    it(`stops on ${signal}, leaves no .NAME.tar.gz.*.tmp and no archive, and exits 130`, async () => {
-      const repo = repository('big', 16 * GiB);
-      const run = spawnCli(['package', repo, '-o', join(dir, 'big.tar.gz')], { cwd: dir });
-      await until(() => tempFiles('big.tar.gz').length > 0, 'the temp file');
+  const SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGINT'] as const;
+
+  /** Packs a 16 GiB repository in a directory of its own and sends `signal` once the temp file exists. */
+  async function interrupted(signal: (typeof SIGNALS)[number]) {
+    const own = mkdtempSync(join(tmpdir(), `mme-signals-${signal}-`));
+    const run = spawnCli(['package', sparseRepository(own, 'big', 16 * GiB), '-o', join(own, 'big.tar.gz')], { cwd: own });
+    try {
+      await until(() => tempFiles('big.tar.gz', own).length > 0, 'the temp file', 20, run);
       run.kill(signal);
-      expect(await run.exit).toBe(130);
-      expect(run.err()).toBe('mme-deploy: interrupted: no archive was written.\n');
-      expect(readdirSync(dir).sort()).toEqual(['big']);
+      return { code: await run.exit, err: run.err(), left: readdirSync(own).sort() };
+    } finally {
+      run.kill('SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
+  }
+  // The three processes run at once (each waits on its start-up and the test's poll far more than it computes); each
+  // test reads its own.
+  let runs: Record<(typeof SIGNALS)[number], ReturnType<typeof interrupted>> | undefined;
+  const started = () =>
+    (runs ??= { SIGTERM: awaitedLater(interrupted('SIGTERM')), SIGHUP: awaitedLater(interrupted('SIGHUP')),
+      SIGINT: awaitedLater(interrupted('SIGINT')) });
+
+  for (const signal of SIGNALS) {
+    it(`stops on ${signal}, leaves no .NAME.tar.gz.*.tmp and no archive, and exits 130`, async () => {
+      const run = await started()[signal];
+      expect(run.code).toBe(130);
+      expect(run.err).toBe('mme-deploy: interrupted: no archive was written.\n');
+      expect(run.left).toEqual(['big']);
     });
   }
 
@@ -61,32 +86,56 @@ describe('package under signals', () => {
 });
 
 describe('push under signals', () => {
+  const S3_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
+  /** A bucket per signal: the two pushes run at once. */
+  const bucketOf = (signal: (typeof S3_SIGNALS)[number]) => `models-${signal.toLowerCase()}`;
   let s3: LocalS3;
   beforeAll(async () => {
-    s3 = await startLocalS3(['models']);
+    s3 = await startLocalS3(S3_SIGNALS.map(bucketOf));
   });
-  afterAll(() => s3.close());
+  afterAll(async () => {
+    await Promise.allSettled(Object.values(s3Runs ?? {}));
+    await s3.close();
+  });
 
   /** A file that passes push's gzip check (with --no-verify), with `size` bytes to upload (a sparse file: no disk). */
-  function gzipLooking(name: string, size: number): string {
-    const path = join(dir, name);
+  function gzipLooking(name: string, size: number, under = dir): string {
+    const path = join(under, name);
     writeFileSync(path, Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
     truncateSync(path, size);
     return path;
   }
 
-  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
-    it(`aborts the multipart upload on ${signal}, leaving no part in S3, and exits 130 (s3rver)`, async () => {
-      const archive = gzipLooking('big.tar.gz', GiB);
-      const run = spawnCli(['push', archive, '--no-verify', '--s3', 's3://models/signals/', '--endpoint-url', s3.endpoint], {
-        env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
-      });
-      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60);
-      expect(await s3.listMultipartUploads('models')).toHaveLength(1);
+  /** Pushes 1 GiB to its own bucket, sends `signal` once the first part is in, and reads the uploads before and after. */
+  async function pushInterrupted(signal: (typeof S3_SIGNALS)[number]) {
+    const own = mkdtempSync(join(tmpdir(), `mme-signals-push-${signal}-`));
+    const bucket = bucketOf(signal);
+    const run = spawnCli(['push', gzipLooking('big.tar.gz', GiB, own), '--no-verify', '--s3', `s3://${bucket}/signals/`,
+      '--endpoint-url', s3.endpoint], {
+      env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
+    });
+    try {
+      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60, run);
+      const during = await s3.listMultipartUploads(bucket);
       run.kill(signal);
-      expect(await run.exit).toBe(130);
-      expect(run.err()).toContain('mme-deploy: Push of s3://models/signals/big.tar.gz cancelled. Nothing was left in S3');
-      expect(await s3.listMultipartUploads('models')).toEqual([]);
+      const code = await run.exit;
+      return { bucket, during, code, err: run.err(), after: await s3.listMultipartUploads(bucket) };
+    } finally {
+      run.kill('SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
+  }
+  let s3Runs: Record<(typeof S3_SIGNALS)[number], ReturnType<typeof pushInterrupted>> | undefined;
+  const pushes = () =>
+    (s3Runs ??= { SIGTERM: awaitedLater(pushInterrupted('SIGTERM')), SIGHUP: awaitedLater(pushInterrupted('SIGHUP')) });
+
+  for (const signal of S3_SIGNALS) {
+    it(`aborts the multipart upload on ${signal}, leaving no part in S3, and exits 130 (s3rver)`, async () => {
+      const run = await pushes()[signal];
+      expect(run.during).toHaveLength(1);
+      expect(run.code).toBe(130);
+      expect(run.err).toContain(`mme-deploy: Push of s3://${run.bucket}/signals/big.tar.gz cancelled. Nothing was left in S3`);
+      expect(run.after).toEqual([]);
     }, 90_000);
   }
 
@@ -94,10 +143,12 @@ describe('push under signals', () => {
     let home: string;
     let held: ServerResponse[];
     let abortReply: 'denied' | 'never';
+    /** Set once the CLI took the test's signal: with a refused abort, parts held until then are answered. */
+    let released: boolean;
     let server: { url: string; close(): Promise<void> };
     beforeAll(async () => {
-      // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts after a
-      // while (as a slow link would), and the abort is refused or never answered.
+      // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts only once the
+      // CLI is cancelling (as a slow link would take them) or never, and the abort is refused or never answered.
       server = await standIn((req, _body, res) => {
         const url = new URL(req.url ?? '/', 'http://x');
         if (req.method === 'HEAD') return void res.writeHead(404).end();
@@ -108,9 +159,8 @@ describe('push under signals', () => {
         }
         if (req.method === 'PUT' && url.searchParams.get('partNumber') === '1') return void res.writeHead(200, { ETag: '"e1"' }).end();
         if (req.method === 'PUT') {
-          held.push(res);
-          if (abortReply === 'denied') setTimeout(() => res.writeHead(200, { ETag: '"e2"' }).end(), 1500);
-          return;
+          if (abortReply === 'denied' && released) return void res.writeHead(200, { ETag: '"e2"' }).end();
+          return void held.push(res);
         }
         if (req.method === 'DELETE' && abortReply === 'denied') {
           res.writeHead(403, { 'content-type': 'application/xml' });
@@ -129,7 +179,13 @@ describe('push under signals', () => {
     });
     beforeEach(() => {
       held = [];
+      released = false;
     });
+    /** Answers the parts held so far, and any later one at once. */
+    const release = () => {
+      released = true;
+      for (const res of held.splice(0)) res.writeHead(200, { ETag: '"e2"' }).end();
+    };
 
     const push = (archive: string): CliProcess =>
       spawnCli(
@@ -148,6 +204,10 @@ describe('push under signals', () => {
       const run = push(gzipLooking('a.tar.gz', 256 * 1024 ** 2));
       await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
       run.kill('SIGTERM');
+      // The parts in flight are answered once the CLI has taken the signal (it says it is cancelling), not before: an
+      // upload that ran on could otherwise finish.
+      await until(() => run.err().includes('Cancelling: aborting the multipart upload'), 'the cancel notice', 20, run);
+      release();
       expect(await run.exit).toBe(130);
       expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
     });
@@ -171,9 +231,10 @@ describe('plan, local load, invoke and local invoke under signals', () => {
   /** A valid tar.gz of one 4 GiB file of zeros, made of gzip members (a few MB to write, seconds to read). */
   function largeArchive(name: string): string {
     const size = 4 * GiB;
-    const chunk = gzipSync(Buffer.alloc(64 * 1024 ** 2));
+    // One MiB of zeros compressed once, the same member 4,096 times.
+    const chunk = gzipSync(Buffer.alloc(1024 ** 2));
     const members = [gzipSync(encodeHeaders({ path: 'm/1/weights.bin', type: 'file', size, mode: 0o644 }))];
-    for (let i = 0; i < size / (64 * 1024 ** 2); i++) members.push(chunk);
+    for (let i = 0; i < size / 1024 ** 2; i++) members.push(chunk);
     members.push(gzipSync(endOfArchive(512 + size)));
     const path = join(dir, name);
     writeFileSync(path, Buffer.concat(members));
@@ -231,19 +292,23 @@ describe('plan, local load, invoke and local invoke under signals', () => {
       calls += 1; // held: a model that never answers
     });
     try {
+      // Both at once: each waits on the server, which holds both requests.
       const invoke = spawnCli(['invoke', 'm.tar.gz', '--endpoint', 'e', '--text', 'text=hi', '--region', 'eu-west-1'], {
         env: { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url },
       });
-      await until(() => calls === 1, 'InvokeEndpoint');
-      invoke.kill('SIGTERM');
-      expect(await invoke.exit).toBe(130);
-      expect(invoke.err()).toBe('mme-deploy: interrupted: the request was cancelled (the endpoint may still run it).\n');
-
       const local = spawnCli(['local', 'invoke', 'm.tar.gz', '--text', 'text=hi', '--url', server.url, '--models-dir', dir]);
-      await until(() => calls === 2, 'the local invoke');
-      local.kill('SIGTERM');
-      expect(await local.exit).toBe(130);
-      expect(local.err()).toMatch(/^mme-deploy: interrupted: POST \/models\/[0-9a-f]+\/invoke was cancelled/);
+      try {
+        await until(() => calls === 2, 'InvokeEndpoint and the local invoke', 20, invoke);
+        invoke.kill('SIGTERM');
+        local.kill('SIGTERM');
+        expect(await invoke.exit).toBe(130);
+        expect(invoke.err()).toBe('mme-deploy: interrupted: the request was cancelled (the endpoint may still run it).\n');
+        expect(await local.exit).toBe(130);
+        expect(local.err()).toMatch(/^mme-deploy: interrupted: POST \/models\/[0-9a-f]+\/invoke was cancelled/);
+      } finally {
+        invoke.kill('SIGKILL');
+        local.kill('SIGKILL');
+      }
     } finally {
       await server.close();
     }

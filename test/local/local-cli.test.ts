@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   linkSync,
   mkdirSync,
@@ -148,18 +149,36 @@ afterEach(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** A TargetModel archive laid out as `mme-deploy package` writes it: model directories at the root, `./` prefixed. */
+/** Archives GNU tar made, by their content (JSON of the files): tar runs once per content, not once per test. */
+const tarred = new Map<string, string>();
+let tarDir: string;
+beforeAll(() => {
+  tarDir = mkdtempSync(join(tmpdir(), 'mme-local-archives-'));
+});
+afterAll(() => rmSync(tarDir, { recursive: true, force: true }));
+
+/**
+ * A TargetModel archive laid out as `mme-deploy package` writes it: model directories at the root, `./` prefixed;
+ * made by GNU tar, copied to `<work>/<name>` (the name is the TargetModel, not part of the bytes).
+ */
 function makeArchive(name: string, files: Record<string, string>): string {
-  const source = mkdtempSync(join(work, 'src-'));
-  for (const [path, content] of Object.entries(files)) {
-    const full = join(source, path);
-    mkdirSync(join(full, '..'), { recursive: true });
-    if (path.endsWith('/')) mkdirSync(full, { recursive: true });
-    else writeFileSync(full, content);
+  const key = JSON.stringify(files);
+  let made = tarred.get(key);
+  if (made === undefined) {
+    const source = mkdtempSync(join(tarDir, 'src-'));
+    for (const [path, content] of Object.entries(files)) {
+      const full = join(source, path);
+      mkdirSync(join(full, '..'), { recursive: true });
+      if (path.endsWith('/')) mkdirSync(full, { recursive: true });
+      else writeFileSync(full, content);
+    }
+    made = join(tarDir, `${tarred.size}.tar.gz`);
+    const tar = spawnSync('tar', ['-C', source, '-czf', made, '.'], { encoding: 'utf8' });
+    if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+    tarred.set(key, made);
   }
   const archive = join(work, name);
-  const tar = spawnSync('tar', ['-C', source, '-czf', archive, '.'], { encoding: 'utf8' });
-  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+  copyFileSync(made, archive);
   return archive;
 }
 
@@ -617,10 +636,14 @@ describe('mme-deploy local load applies the MME archive rules to what it extract
 describe('mme-deploy local load compares this machine with the target instance', () => {
   const TRT_CONFIG = 'name: "resnet"\nplatform: "tensorrt_plan"\nmax_batch_size: 8\n';
 
+  let bash: string | undefined;
+  /** bash's path, for the stubs' #! line (looked up once). */
+  const bashPath = () => (bash ??= spawnSync('bash', ['-c', 'command -v bash'], { encoding: 'utf8' }).stdout.trim());
+
   /** A PATH holding stub nvidia-smi and docker executables, as the real ones answer. */
   function stubTools(gpuLine: string | undefined, inspect?: Record<string, unknown>): NodeJS.ProcessEnv {
     const bin = mkdtempSync(join(work, 'bin-'));
-    const bash = spawnSync('bash', ['-c', 'command -v bash'], { encoding: 'utf8' }).stdout.trim();
+    const bash = bashPath();
     const write = (name: string, body: string) => {
       writeFileSync(join(bin, name), `#!${bash}\n${body}\n`);
       chmodSync(join(bin, name), 0o755);
