@@ -1,6 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { Readable } from 'node:stream';
 import { collectEntries } from '../../lib/archive/collect';
@@ -45,15 +55,34 @@ function snapshot(root: string): Record<string, string> {
 describe('createTarGzStream', () => {
   let dir: ReturnType<typeof tempDir>;
   let repo: string;
-  beforeAll(() => {
+  /** The repository packed with the default options, once: the bytes depend only on the input (the first test). */
+  let packed: Buffer;
+  /** The packed archive, written to a file. */
+  let file: string;
+  beforeAll(async () => {
     dir = tempDir();
     repo = join(dir.path, 'repo');
     sampleRepository(repo);
     // Source modes vary between machines; the archive must not carry them.
     execFileSync('chmod', ['0600', join(repo, 'bert/config.pbtxt')]);
     execFileSync('chmod', ['0700', join(repo, 'bert/1')]);
+    packed = await pack(repo);
+    file = join(dir.path, 'packed.tar.gz');
+    writeFileSync(file, packed);
   });
   afterAll(() => dir.cleanup());
+
+  /** GNU tar's extraction of the packed archive (what SageMaker extracts with), made once for the tests that need it. */
+  let gnuExtraction: string | undefined;
+  const extractedByGnuTar = (): string => {
+    if (gnuExtraction === undefined) {
+      const out = join(dir.path, 'gnu-out');
+      mkdirSync(out);
+      execFileSync('tar', ['-xzf', file, '-C', out]);
+      gnuExtraction = out;
+    }
+    return gnuExtraction;
+  };
 
   it('produces byte-identical archives for the same input, with or without worker threads', async () => {
     const first = await pack(repo, { workers: 0 });
@@ -61,23 +90,17 @@ describe('createTarGzStream', () => {
     const parallel = await pack(repo, { workers: 2 });
     expect(second.equals(first)).toBe(true);
     expect(parallel.equals(first)).toBe(true);
+    // The archive the other tests share, packed with the default options.
+    expect(packed.equals(first)).toBe(true);
   });
 
-  it('writes a gzip stream with a fixed header (mtime 0, no file name) that gzip -t accepts', async () => {
-    const archive = await pack(repo);
-    expect([...archive.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
-    const file = join(dir.path, 'test-gzip.tar.gz');
-    writeFileSync(file, archive);
+  it('writes a gzip stream with a fixed header (mtime 0, no file name) that gzip -t accepts', () => {
+    expect([...packed.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
     expect(() => execFileSync('gzip', ['-t', file])).not.toThrow();
   });
 
-  it('extracts with GNU tar to the same files, normalized modes and empty directories', async () => {
-    const file = join(dir.path, 'gnu.tar.gz');
-    writeFileSync(file, await pack(repo));
-    const out = join(dir.path, 'gnu-out');
-    execFileSync('mkdir', ['-p', out]);
-    execFileSync('tar', ['-xzf', file, '-C', out]);
-    const extracted = snapshot(out);
+  it('extracts with GNU tar to the same files, normalized modes and empty directories', () => {
+    const extracted = snapshot(extractedByGnuTar());
     const source = snapshot(repo);
     expect(Object.keys(extracted).sort()).toEqual(Object.keys(source).sort());
     expect(extracted['ensemble/1/']).toBe('755');
@@ -89,17 +112,13 @@ describe('createTarGzStream', () => {
     }
   });
 
-  it('lists owner 0/0, no user names and mtime 0 for every member (GNU tar verbose listing)', async () => {
-    const file = join(dir.path, 'list.tar.gz');
-    writeFileSync(file, await pack(repo));
+  it('lists owner 0/0, no user names and mtime 0 for every member (GNU tar verbose listing)', () => {
     const listing = execFileSync('tar', ['--numeric-owner', '-tvzf', file], { encoding: 'utf8' }).trim().split('\n');
     expect(listing.length).toBeGreaterThan(5);
     for (const line of listing) expect(line).toMatch(/^\S+ 0\/0 +\d+ 1970-01-01 00:00 /);
   });
 
-  itWithTools("extracts with Python's tarfile to the same files and modes", { python: [] }, async (found) => {
-    const file = join(dir.path, 'py.tar.gz');
-    writeFileSync(file, await pack(repo));
+  itWithTools("extracts with Python's tarfile to the same files and modes", { python: [] }, (found) => {
     const out = join(dir.path, 'py-out');
     execFileSync(found.python!, [
       '-c',
@@ -108,31 +127,23 @@ describe('createTarGzStream', () => {
       out,
     ]);
     const extracted = snapshot(out);
-    const gnuOut = join(dir.path, 'gnu-py-compare');
-    execFileSync('mkdir', ['-p', gnuOut]);
-    execFileSync('tar', ['-xzf', file, '-C', gnuOut]);
-    expect(extracted).toEqual(snapshot(gnuOut));
+    expect(extracted).toEqual(snapshot(extractedByGnuTar()));
     expect(Object.keys(extracted)).toContain(`bert/1/${'tokenizer-'.repeat(12)}/vocab-with-a-long-name.txt`);
     expect(Object.keys(extracted)).toContain('bert/1/résumé.txt');
   });
 
   // libarchive is what bsdtar (and many other tools) extract with; CI installs it (libarchive-tools).
-  itWithTools("extracts with libarchive's bsdtar to the same files and modes", { tools: ['bsdtar'] }, async (found) => {
-    const file = join(dir.path, 'bsd.tar.gz');
-    writeFileSync(file, await pack(repo));
+  itWithTools("extracts with libarchive's bsdtar to the same files and modes", { tools: ['bsdtar'] }, (found) => {
     const out = join(dir.path, 'bsd-out');
-    execFileSync('mkdir', ['-p', out]);
+    mkdirSync(out);
     execFileSync(found.paths.bsdtar!, ['-xzf', file, '-C', out]);
-    const gnuOut = join(dir.path, 'gnu-bsd-compare');
-    execFileSync('mkdir', ['-p', gnuOut]);
-    execFileSync('tar', ['-xzf', file, '-C', gnuOut]);
-    expect(snapshot(out)).toEqual(snapshot(gnuOut));
+    expect(snapshot(out)).toEqual(snapshot(extractedByGnuTar()));
   });
 
   it('round-trips through readTarGz: paths over 100 bytes, non-ASCII names, sizes, modes and content', async () => {
     const { entries } = await collectEntries(repo);
     const seen: { path: string; type: string; size: number; mode: number; sha?: string }[] = [];
-    await readTarGz(Readable.from(await pack(repo)), async (entry, content) => {
+    await readTarGz(Readable.from([packed]), async (entry, content) => {
       const bytes = await streamToBuffer(content);
       seen.push({
         path: entry.path,
@@ -156,8 +167,6 @@ describe('createTarGzStream', () => {
   });
 
   it('extracts with extractTarGz to the same files and empty directories', async () => {
-    const file = join(dir.path, 'own.tar.gz');
-    writeFileSync(file, await pack(repo));
     const out = join(dir.path, 'own-out');
     const paths = await extractTarGz(file, out);
     expect(paths).toEqual((await collectEntries(repo)).entries.map((e) => e.path));

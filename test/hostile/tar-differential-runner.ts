@@ -1,11 +1,13 @@
 // Child process of tar-differential.fuzz.test.ts: runs the differential cases `start`.. of a seed, each judged by our
 // reader and extractor, GNU tar (list and extract) and bsdtar (list), and reports each one over IPC once it is done,
-// so the parent can kill it when one does not end in time (test/archive/fuzz-watch.ts).
+// so the parent can kill it when one does not end in time (test/archive/fuzz-watch.ts). The tools run in two shells
+// (ORACLES) a few cases ahead of our reader, which judges each case in turn.
 // Usage (by the test): node --import tsx tar-differential-runner.ts <seed> <count> <sandbox-dir> <start>
 
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { extractTarGz, readTarGz, type TarEntry } from '../../lib/archive/tar-reader';
@@ -68,42 +70,138 @@ function isDomainError(err: unknown): boolean {
   return isMmeError(err) && (err.code.startsWith('TAR_') || err.code === 'UNREADABLE' || err.code === 'INVALID');
 }
 
-function judge(fuzz: DifferentialCase, jail: string): Promise<Verdicts> {
-  rmSync(jail, { recursive: true, force: true });
-  mkdirSync(jail, { recursive: true });
-  const archive = join(jail, 'case.tar.gz');
-  writeFileSync(archive, fuzz.bytes);
-  // GNU tar lists in the C locale, so every byte that is not printable ASCII is escaped alike; bsdtar in a UTF-8 one,
-  // since in the C locale it fails on any UTF-8 name ("Pathname can't be converted from UTF-8 to current locale").
-  const run = (command: string, args: string[], locale = 'C') =>
-    spawnSync(command, args, { encoding: 'latin1', timeout: TOOL_TIMEOUT_MS, env: { ...process.env, LC_ALL: locale } });
-  const list = run('tar', ['--numeric-owner', '--quoting-style=escape', '-tvzf', archive]);
-  mkdirSync(join(jail, 'gnu'));
-  const extract = run('tar', ['-xzf', archive, '-C', join(jail, 'gnu')]);
-  const bsd = run('bsdtar', ['-tzf', archive], 'C.UTF-8');
-  return (async () => {
-    const read = await ourEntries(fuzz.bytes);
-    let extracted = false;
-    let extractError: unknown;
-    try {
-      await extractTarGz(archive, join(jail, 'ours'), { links: 'inside' });
-      extracted = true;
-    } catch (err) {
-      extractError = err;
+/**
+ * The oracles' script, run by `bash` beside our reader: it reads case numbers on stdin and, for case <n>, runs GNU tar's
+ * verbose listing (into <dir>/<n>/list), GNU tar's extraction (into <dir>/<n>/gnu) and bsdtar's listing on
+ * <dir>/<n>/case.tar.gz, then prints `case <n> <status> <status> <status>`. One shell for many cases: a node spawn
+ * costs a fork of the whole runner, a shell's a fork of the shell (on a 2-core VM that cut the file's CPU by a third).
+ * Each tool runs in the background with `run <pid>` printed first, so the runner can stop it after TOOL_TIMEOUT_MS
+ * (then its status is a signal's, a refusal) without a `timeout` process per tool. GNU tar lists in the C locale, so
+ * every byte that is not printable ASCII is escaped alike; bsdtar in a UTF-8 one, since in the C locale it fails on
+ * any UTF-8 name ("Pathname can't be converted from UTF-8 to current locale"). The shell ends when its stdin does
+ * (the runner is done, or was killed).
+ */
+const ORACLES = `
+while read -r n; do
+  c="$1/$n"
+  LC_ALL=C tar --numeric-owner --quoting-style=escape -tvzf "$c/case.tar.gz" >"$c/list" 2>/dev/null &
+  echo "run $!"; wait $!; list=$?
+  LC_ALL=C tar -xzf "$c/case.tar.gz" -C "$c/gnu" >/dev/null 2>&1 &
+  echo "run $!"; wait $!; extract=$?
+  LC_ALL=C.UTF-8 bsdtar -tzf "$c/case.tar.gz" >/dev/null 2>&1 &
+  echo "run $!"; wait $!; bsd=$?
+  echo "case $n $list $extract $bsd"
+done
+`;
+
+/** How many shells run the oracles, each on every other case: the tools' processes are most of a case's time. */
+const SHELLS = 2;
+/** How many cases are written ahead of the one being judged, for the shells to work on. */
+const AHEAD = 16;
+
+interface ToolStatuses {
+  readonly list: number;
+  readonly extract: number;
+  readonly bsd: number;
+}
+
+/** A shell running ORACLES, and the statuses it has printed, by case number. */
+class OracleShell {
+  private readonly child: ChildProcess;
+  private readonly done = new Map<number, ToolStatuses>();
+  private waiting?: { index: number; resolve: (statuses: ToolStatuses) => void; reject: (err: Error) => void };
+  private toolTimer?: NodeJS.Timeout;
+  private exited?: string;
+  private readonly exit: Promise<void>;
+
+  constructor(dir: string) {
+    this.child = spawn('bash', ['-c', ORACLES, 'oracles', dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+    createInterface({ input: this.child.stdout! }).on('line', (line) => this.onLine(line));
+    this.exit = new Promise((resolve) =>
+      this.child.on('exit', (code, signal) => {
+        clearTimeout(this.toolTimer);
+        this.exited = `the oracles' shell exited (${code ?? signal})`;
+        this.waiting?.reject(new Error(this.exited));
+        resolve();
+      }),
+    );
+  }
+
+  /** Hands case `index` (its directory written) to the shell. */
+  send(index: number): void {
+    this.child.stdin!.write(`${index}\n`);
+  }
+
+  /** The tools' statuses for case `index`, once the shell has run them. */
+  statuses(index: number): Promise<ToolStatuses> {
+    const known = this.done.get(index);
+    if (known) {
+      this.done.delete(index);
+      return Promise.resolve(known);
     }
-    return {
-      ours: { ...read, extracted, ...(extractError === undefined ? {} : { extractError }) },
-      gnuList: { ok: list.status === 0, entries: list.status === 0 ? gnuListing(list.stdout) : [] },
-      gnuExtract: extract.status === 0,
-      bsdList: bsd.status === 0,
-    };
-  })();
+    if (this.exited) return Promise.reject(new Error(this.exited));
+    return new Promise((resolve, reject) => (this.waiting = { index, resolve, reject }));
+  }
+
+  /** Ends the shell (its stdin) and resolves once it has exited: waited for, its tools' CPU time counts as ours. */
+  end(): Promise<void> {
+    this.child.stdin!.end();
+    return this.exit;
+  }
+
+  private onLine(line: string): void {
+    clearTimeout(this.toolTimer);
+    const [what, ...fields] = line.split(' ');
+    if (what === 'run') {
+      const pid = Number(fields[0]);
+      // Past its time a tool counts as refusing (as a spawnSync timeout would have it): SIGTERM, as spawnSync sends.
+      this.toolTimer = setTimeout(() => {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // it ended meanwhile
+        }
+      }, TOOL_TIMEOUT_MS);
+      return;
+    }
+    const [index, list, extract, bsd] = fields.map(Number) as [number, number, number, number];
+    const statuses = { list, extract, bsd };
+    if (this.waiting?.index === index) {
+      this.waiting.resolve(statuses);
+      this.waiting = undefined;
+    } else this.done.set(index, statuses);
+  }
+}
+
+/** Our reader and extractor on a case, and the tools' statuses from its shell. */
+async function judge(fuzz: DifferentialCase, dir: string, tools: Promise<ToolStatuses>): Promise<Verdicts> {
+  const read = await ourEntries(fuzz.bytes);
+  let extracted = false;
+  let extractError: unknown;
+  try {
+    await extractTarGz(join(dir, 'case.tar.gz'), join(dir, 'ours'), { links: 'inside' });
+    extracted = true;
+  } catch (err) {
+    extractError = err;
+  }
+  const { list, extract, bsd } = await tools;
+  return {
+    ours: { ...read, extracted, ...(extractError === undefined ? {} : { extractError }) },
+    gnuList: { ok: list === 0, entries: list === 0 ? gnuListing(readFileSync(join(dir, 'list'), 'latin1')) : [] },
+    gnuExtract: extract === 0,
+    bsdList: bsd === 0,
+  };
 }
 
 /** The checks of one case; its outcome is `<ours><GNU tar><bsdtar>`, each `+` (accepted) or `-` (refused), then `=`. */
-async function runCase(fuzz: DifferentialCase, index: number, jail: string): Promise<{ outcome: string; failures: string[] }> {
+async function runCase(
+  fuzz: DifferentialCase,
+  index: number,
+  dir: string,
+  tools: Promise<ToolStatuses>,
+): Promise<{ outcome: string; failures: string[] }> {
   const label = `case ${index} (${fuzz.description})`;
-  const v = await judge(fuzz, jail);
+  const v = await judge(fuzz, dir, tools);
   const failures: string[] = [];
   for (const err of [v.ours.error, v.ours.extractError]) {
     if (err !== undefined && !isDomainError(err)) failures.push(`NON-DOMAIN error ${String((err as Error)?.stack ?? err)}: ${label}`);
@@ -128,14 +226,33 @@ async function main(): Promise<void> {
   const written = readdirSync(writtenDir).sort().map((name) => ({ name, gz: readFileSync(join(writtenDir, name)) }));
   const seedList = seeds(written);
   const random = seededRandom(Number(seed));
-  const jail = join(sandbox!, `jail-${process.pid}`);
+  const cases: DifferentialCase[] = [];
+  // Cases before `start` are made and dropped, so case N is the same whichever process runs it.
   for (let index = 0; index < Number(count); index++) {
-    // Cases before `start` are made and dropped, so case N is the same whichever process runs it.
     const fuzz = makeDifferentialCase(random, seedList);
-    if (index < Number(start)) continue;
-    const { outcome, failures } = await runCase(fuzz, index, jail);
+    if (index >= Number(start)) cases.push(fuzz);
+  }
+  const first = Number(start);
+  const work = join(sandbox!, `cases-${process.pid}`);
+  const shells = Array.from({ length: SHELLS }, () => new OracleShell(work));
+  const shellOf = (index: number) => shells[index % SHELLS]!;
+  const caseDir = (index: number) => join(work, String(index));
+  let queued = first;
+  const writeAhead = (upTo: number) => {
+    for (; queued < Math.min(upTo, first + cases.length); queued++) {
+      mkdirSync(join(caseDir(queued), 'gnu'), { recursive: true });
+      writeFileSync(join(caseDir(queued), 'case.tar.gz'), cases[queued - first]!.bytes);
+      shellOf(queued).send(queued);
+    }
+  };
+  writeAhead(first + AHEAD);
+  for (let index = first; index < first + cases.length; index++) {
+    const { outcome, failures } = await runCase(cases[index - first]!, index, caseDir(index), shellOf(index).statuses(index));
+    rmSync(caseDir(index), { recursive: true, force: true });
+    writeAhead(index + 1 + AHEAD);
     await report({ finished: index, outcome, failures });
   }
+  await Promise.all(shells.map((shell) => shell.end()));
   await report({ done: true });
   process.disconnect();
 }
