@@ -24,8 +24,6 @@ export interface WatchOptions {
   readonly args: readonly string[];
   /** How many cases there are: the run ends before case `cases`. */
   readonly cases: number;
-  /** The first case this run takes (a shard of the cases, run beside others). @default 0 */
-  readonly first?: number;
   /**
    * How long one case may run, in ms on a quiet machine: scaled by the run's load factor (MME_TEST_TIMEOUT_SCALE,
    * set by jest.config.js), as every timeout of the suite is, so a busy machine is not taken for a hang.
@@ -44,7 +42,7 @@ export function scaledDeadline(quietMs: number): number {
 
 /** Runs every case, a new child after each hang or crash; resolves with what was found. */
 export async function runWatched(options: WatchOptions): Promise<FuzzRun> {
-  const run: FuzzRun = { failures: [], outcomes: {}, next: options.first ?? 0 };
+  const run: FuzzRun = { failures: [], outcomes: {}, next: 0 };
   while (run.next < options.cases && run.failures.length < (options.maxFailures ?? 10)) await runFrom(options, run);
   return run;
 }
