@@ -1,4 +1,4 @@
-// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // docs/cdk.md is what a CDK user copies from: its ```ts samples must compile against the real exports, and the names
 // its tables list must be the ones the code reads. Both drift silently when a prop or a context key is renamed.
 
