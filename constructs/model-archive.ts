@@ -36,6 +36,7 @@ import { targetModelProblems } from '../lib/repository/mme-rules';
 import { ArchiveRetention } from './archive-retention';
 import { handlerProvider } from './handler-provider';
 import type { WorkerResult } from './model-archive-worker';
+import { packWorkerArgs } from './pack-worker';
 import { projectPath } from './project-path';
 /** One model repository to ship. */
 export interface ModelRepositorySource {
@@ -364,9 +365,7 @@ function packerVersion(): string {
 }
 
 function packInChildProcess(repository: string, outFile: string, name: string, level?: number): WorkerResult {
-  const fromSource = __filename.endsWith('.ts');
-  const worker = join(__dirname, `model-archive-worker${fromSource ? '.ts' : '.js'}`);
-  const args = [...(fromSource ? ['--import', 'tsx'] : []), worker, repository, outFile, name];
+  const args = [...packWorkerArgs(__filename), repository, outFile, name];
   if (level !== undefined) args.push(String(level));
   // cwd = the package root, so `--import tsx` resolves to our own dev dependency wherever cdk runs from.
   const child = spawnSync(process.execPath, args, { cwd: projectPath(), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });

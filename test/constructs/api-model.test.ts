@@ -3,7 +3,8 @@
 // Application Auto Scaling accept.
 
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -30,6 +31,11 @@ if (!dataDir && process.env.CI) throw new Error(`botocore's API models are requi
 const describeWithModels = dataDir ? describe : describe.skip;
 const models = dataDir ? new ApiModels(dataDir) : undefined;
 
+// The two apps that pack examples/sentiment_onnx share an assembly directory: the one synthesized second finds the
+// archive the first staged (cached by content, as `cdk synth` finds it in cdk.out) instead of packing it again.
+const archives = mkdtempSync(join(tmpdir(), 'mme-api-model-'));
+afterAll(() => rmSync(archives, { recursive: true, force: true }));
+
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>; Outputs?: Record<string, unknown> };
 
 function templateOf(stack: Stack): Template {
@@ -40,7 +46,7 @@ function templateOf(stack: Stack): Template {
 function defaultApp(): Stack {
   const cdkJson = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
   const context = { ...cdkJson.context, modelRepositories: [join(root, 'examples', 'sentiment_onnx')] };
-  const app = new App({ context, outdir: undefined });
+  const app = new App({ context, outdir: archives });
   const settings = readAppContext(app.node);
   return new TritonMmeStack(app, settings.stackName, settings.stackProps);
 }
@@ -218,7 +224,7 @@ describeWithModels('names the constructs give SageMaker, against the API pattern
   });
 
   it("every versioned TargetModel a ModelArchive gives out matches InvokeEndpoint's TargetModel pattern", () => {
-    const stack = new Stack(new App(), 'Names');
+    const stack = new Stack(new App({ outdir: archives }), 'Names');
     const archive = new ModelArchive(stack, 'Models', {
       repositories: [join(root, 'examples', 'sentiment_onnx')],
       bucket: new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 2 }).bucket,

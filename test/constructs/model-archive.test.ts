@@ -1,19 +1,21 @@
-// Slow: ~18 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
-import { execFileSync } from 'node:child_process';
+// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { App, AssetStaging, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { ArchiveRetention, ModelArchive, ModelArchiveProps } from '../../constructs';
+import { packWorkerArgs } from '../../constructs/pack-worker';
 import { versionedKeyPattern, versionedTargetModel } from '../../lib/bundle/target-model-name';
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { dependenciesOf, Template as CfnTemplate } from './lifecycle-harness';
 
+const root = join(__dirname, '..', '..');
 const repositories = join(__dirname, 'fixtures', 'repositories');
 const valid = join(repositories, 'add_one_python');
 const broken = join(repositories, 'broken_config');
@@ -238,9 +240,13 @@ describe('ModelArchive of valid repositories', () => {
   });
 });
 
+// The consumer and retention tests synthesize the same one archive: in one assembly directory it is packed once, by
+// whichever synthesizes first, and found staged by the others (the cache the tests above prove).
+const oneArchive = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+afterAll(() => rmSync(oneArchive, { recursive: true, force: true }));
+
 describe('ModelArchive names handed to consumers', () => {
-  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
-  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  const outdir = oneArchive;
 
   function consumerTemplate(name: (archive: ModelArchive) => string) {
     const app = new App({ outdir });
@@ -274,8 +280,7 @@ describe('ModelArchive names handed to consumers', () => {
 });
 
 describe('ModelArchive retention choices', () => {
-  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
-  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  const outdir = oneArchive;
 
   it('keeps every version with ArchiveRetention.all() (no retention resource)', () => {
     const { template } = synthIn(outdir, { repositories: [valid], retention: ArchiveRetention.all(), output: false });
@@ -348,5 +353,53 @@ describe('ModelArchive synth-time errors', () => {
     expect(message).toContain('compressionLevel must be a whole number from 0 to 9, got 12');
     expect(message).toContain("prefix 'models' must end with '/'");
     expect(message).toContain('retention keeps a whole number of versions, 0 or more; got -1.');
+  });
+});
+
+describe('ModelArchive packing worker', () => {
+  const source = join(root, 'constructs', 'model-archive.ts');
+
+  it('is the built worker from dist/, and from the sources while dist/ is current (the global setup built it)', () => {
+    expect(packWorkerArgs(join(root, 'dist', 'constructs', 'model-archive.js'))).toEqual([
+      join(root, 'dist', 'constructs', 'model-archive-worker.js'),
+    ]);
+    expect(packWorkerArgs(source)).toEqual([join(root, 'dist', 'constructs', 'model-archive-worker.js')]);
+  });
+
+  it('is the source through tsx when dist/ is missing or older than a source, and packs the same bytes', async () => {
+    // A checkout of its own: its build script, one source, and dist/ as a build leaves it.
+    const tree = mkdtempSync(join(tmpdir(), 'mme-worker-tree-'));
+    const out = mkdtempSync(join(tmpdir(), 'mme-worker-out-'));
+    try {
+      const write = (file: string, text = '') => {
+        mkdirSync(dirname(join(tree, file)), { recursive: true });
+        writeFileSync(join(tree, file), text);
+      };
+      write('scripts/build.js', readFileSync(join(root, 'scripts', 'build.js'), 'utf8'));
+      write('lib/index.ts');
+      const tsx = ['--import', 'tsx', join(root, 'constructs', 'model-archive-worker.ts')];
+      expect(packWorkerArgs(source, tree)).toEqual(tsx); // no dist/
+      const earlier = new Date(Date.now() - 60_000);
+      for (const file of ['scripts/build.js', 'lib/index.ts']) utimesSync(join(tree, file), earlier, earlier);
+      ['dist/lib/index.js', 'dist/constructs/index.js', 'dist/bin/mme-deploy.js', 'dist/constructs/model-archive-worker.js'].forEach((f) =>
+        write(f),
+      );
+      expect(packWorkerArgs(source, tree)).toEqual([join(tree, 'dist', 'constructs', 'model-archive-worker.js')]);
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(join(tree, 'lib', 'index.ts'), later, later);
+      expect(packWorkerArgs(source, tree)).toEqual(tsx); // a source edited since the build
+      // The source worker runs (as ModelArchive starts it, from the package root) and packs what the library packs.
+      const args = [...tsx, valid, join(out, 'a.tar.gz'), 'add_one_python.tar.gz'];
+      const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+      const result = JSON.parse(run.stdout) as { ok: boolean; sha256: string };
+      expect(result.ok).toBe(true);
+      expect(createHash('sha256').update(readFileSync(join(out, 'a.tar.gz'))).digest('hex')).toBe(result.sha256);
+      const targetModel = versionedTargetModel('add_one_python', result.sha256);
+      expect(await versionedTargetModelOf(valid)).toMatchObject({ ok: true, targetModel });
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });

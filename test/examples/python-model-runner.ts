@@ -21,22 +21,24 @@ function candidates(): string[] {
   return toolInventory().pythons.map((p) => p.path);
 }
 
-const probed = new Map<string, boolean>();
+const probed = new Map<string, { ok: boolean; printed: string }>();
 
 /**
  * The first python3 that imports every module, or the reason there is none (which the skipped test's name shows). For
  * the modules CI installs, prefer test/tools.ts (`itWithTools`), which fails under CI instead of skipping; this is for
- * the optional extras CI does not install (torch, tokenizers).
+ * the optional extras CI does not install (torch, tokenizers). `print`, a python expression, is printed by the same
+ * probe (a version, say): what it prints comes back as `printed`, without importing the modules a second time.
  */
-export function findPython(modules: readonly string[]): { python: string } | { reason: string } {
-  const script = modules.map((m) => `import ${m}`).join('; ');
+export function findPython(modules: readonly string[], print?: string): { python: string; printed: string } | { reason: string } {
+  const script = [...modules.map((m) => `import ${m}`), ...(print === undefined ? [] : [`print(${print})`])].join('; ');
   for (const python of candidates()) {
     const key = `${python}\0${script}`;
     if (!probed.has(key)) {
       const run = spawnSync(python, ['-c', script], { encoding: 'utf8', timeout: 60_000 });
-      probed.set(key, run.status === 0);
+      probed.set(key, { ok: run.status === 0, printed: run.status === 0 ? run.stdout.trim() : '' });
     }
-    if (probed.get(key)) return { python };
+    const found = probed.get(key)!;
+    if (found.ok) return { python, printed: found.printed };
   }
   return {
     reason:

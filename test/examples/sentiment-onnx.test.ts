@@ -1,4 +1,4 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The complete example, examples/sentiment_onnx: every artifact is in the repository, real in its format, and
 // agrees with the configs, with build_model.py's documented expected outputs and with the request it ships.
 
@@ -139,11 +139,9 @@ describe('sentiment_onnx classifier/1/model.onnx', () => {
 
 describe('sentiment_onnx build_model.py', () => {
   const built = JSON.parse(readFileSync(join(REPO, 'expected_outputs.json'), 'utf8')) as { torch_version: string };
-  const torch = findPython(['torch', 'onnx', 'numpy']);
-  const version =
-    'python' in torch
-      ? spawnSync(torch.python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' }).stdout.trim()
-      : undefined;
+  // One probe finds the python and says its torch version (importing torch costs seconds of CPU).
+  const torch = findPython(['torch', 'onnx', 'numpy'], 'torch.__version__');
+  const version = 'python' in torch ? torch.printed : undefined;
   const name = 'rebuilds every committed artifact byte for byte';
   if ('reason' in torch) {
     it.skip(`${name} — skipped: ${torch.reason}`, () => undefined);
