@@ -55,7 +55,9 @@ export interface SyntaxCheckOptions {
 }
 
 /**
- * The checker; `-I` keeps PYTHONPATH and the user's site-packages out: it needs only the standard library.
+ * The checker, which needs only the standard library: `-I` keeps PYTHONPATH and the user's site-packages out, `-S`
+ * the `site` module: no site-packages scanned, no `.pth` file's code run (it could print into the answer), and two
+ * thirds of the start-up saved (a pyenv python 3.11 on a loaded machine: 0.14 s of CPU with site, 0.05 s without).
  * The request on stdin: a JSON line `{"feature": [major, minor]}`, then each file as a line `<name bytes> <source
  * bytes>` followed by the name and the source, raw (no JSON or base64 to decode per file). The answer: the faults by
  * index, valid files left out (a repository of ten thousand valid files answers in a few bytes).
@@ -170,7 +172,7 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   let pendingBytes = 0;
   const start = () => {
     const [major, minor] = options.pythonVersion.split('.').map(Number);
-    child = startPython(executable ?? python, ['-I', '-B', '-c', CHECKER], {
+    child = startPython(executable ?? python, ['-I', '-S', '-B', '-c', CHECKER], {
       env,
       timeoutMs: options.timeoutMs ?? 60_000,
       stderrLimit: 16 * 1024,
