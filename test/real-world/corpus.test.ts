@@ -37,7 +37,8 @@ if (anyPython) process.env.MME_DEPLOY_PYTHON ??= anyPython;
 const itWithOnnx = testFor({ python: ['onnx', 'numpy'] });
 const itWithPython = testFor({ python: [] });
 let onnxDir: string | undefined;
-// One python for every --run-python validation (it forks each model's process): numpy imported once, not per model.
+// One python for every validation: it forks each model's process for --run-python (numpy imported once, not per
+// model), and a process for each repository's model.py syntax check (no python started per repository).
 let session: AutoCompleteSession | undefined;
 
 beforeAll(() => {
@@ -65,7 +66,11 @@ async function check(root: string, targets: Target[], expected: Expectation, opt
   let exit: 0 | 1 = 0;
   for (const target of targets) {
     const runPython = options.runPython && session ? { session } : options.runPython;
-    const report = await validateRepository(join(root, target.path), { mme: target.mme, ...(runPython ? { runPython } : {}) });
+    const report = await validateRepository(join(root, target.path), {
+      mme: target.mme,
+      ...(runPython ? { runPython } : {}),
+      ...(session ? { pythonSyntax: { session } } : {}),
+    });
     if (!report.ok) exit = 1;
     all.push(...report.diagnostics.map((d) => (target.path === '.' ? d : { ...d, file: `${target.path}/${d.file}` })));
   }
