@@ -50,6 +50,14 @@ afterAll(async () => {
   removeMaterialized();
 });
 
+/** A case as its author arranged it, copied once for its tests (validating reads it; -B: python writes no cache). */
+const arranged = new Map<string, string>();
+function materialized(c: Parameters<typeof materialize>[0]): string {
+  let root = arranged.get(c.id);
+  if (root === undefined) arranged.set(c.id, (root = materialize(c, onnxDir)));
+  return root;
+}
+
 /** What the test expects: the case's own expectation, or Triton's verdict (exit 1 with Triton's message). */
 function expectationOf(c: { triton: TritonVerdict; expect?: Expectation }): Expectation {
   if (c.expect) return c.expect;
@@ -106,17 +114,17 @@ describe('real-world corpus', () => {
     const needsOnnx = Object.keys({ ...c.onnx, ...c.modelFiles }).length > 0;
     const run = needsOnnx && !python ? itWithOnnx : pending(c as { pending?: string }) ? it.failing : it;
     run(title, async () => {
-      await check(materialize(c, onnxDir), targetsOf(c), expected);
+      await check(materialized(c), targetsOf(c), expected);
     });
     if (c.expectRunPython) {
       const withPython = !anyPython ? itWithPython : pending(c.expectRunPython as { pending?: string }) ? it.failing : it;
       withPython(`with --run-python: exit ${c.expectRunPython.exit}`, async () => {
-        await check(materialize(c, onnxDir), targetsOf(c), c.expectRunPython!, { runPython: true });
+        await check(materialized(c), targetsOf(c), c.expectRunPython!, { runPython: true });
       });
     } else if (c.triton.loads && Object.keys(c.standIns ?? {}).length > 0) {
       // A model Triton loads must also load under --run-python.
       itWithPython('with --run-python: exit 0', async () => {
-        await check(materialize(c, onnxDir), targetsOf(c), { exit: 0 }, { runPython: true });
+        await check(materialized(c), targetsOf(c), { exit: 0 }, { runPython: true });
       });
     }
   });
