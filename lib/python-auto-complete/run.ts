@@ -10,6 +10,7 @@ import { ForkServer } from './fork-server';
 import { pythonName, resolveInterpreter } from './interpreter';
 import { runPython } from './spawn-python';
 import { FORK_SERVER, RUNNER, STAND_IN_UTILS } from './stand-in';
+import type { SyntaxRunner } from './syntax-check';
 
 export interface AutoCompleteJob {
   /** The model's name (what Triton's messages call it). */
@@ -92,18 +93,24 @@ const CAN_FORK = process.platform !== 'win32';
  * environment is the one at `open`. Close it when done: it ends the python and removes its temporary directory.
  */
 export class AutoCompleteSession {
-  /** Starts the session's python now. @param options.python the interpreter (@default MME_DEPLOY_PYTHON, else python3) */
-  static open(options: { readonly python?: string } = {}): AutoCompleteSession {
-    return new AutoCompleteSession(pythonName(options.python));
+  /**
+   * Starts the session's python now.
+   * @param options.python the interpreter (@default MME_DEPLOY_PYTHON, else python3)
+   * @param options.graceMs how long past a job's timeout its python may take to answer before it counts as stuck
+   *   (a model stopped it), its jobs then run in pythons of their own (@default SERVER_GRACE_MS)
+   */
+  static open(options: { readonly python?: string; readonly graceMs?: number } = {}): AutoCompleteSession {
+    return new AutoCompleteSession(pythonName(options.python), options.graceMs);
   }
 
-  private constructor(python: string) {
+  private constructor(python: string, graceMs: number | undefined) {
     const stubDir = writeStubDir();
     const env = modelEnv();
     sessionRunners.set(this, {
+      python,
       stubDir,
       env,
-      server: CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env) : undefined,
+      server: CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env, graceMs) : undefined,
       fallbackPython: once(() => resolveInterpreter(python)),
     });
   }
@@ -122,7 +129,22 @@ export class AutoCompleteSession {
 }
 
 /** Each open session's runner (kept out of the class's public shape). */
-const sessionRunners = new WeakMap<AutoCompleteSession, Runner>();
+const sessionRunners = new WeakMap<AutoCompleteSession, Runner & { readonly python: string }>();
+
+/**
+ * The model.py syntax check run by the session's python (SYNTAX_VERDICTS in a process it forks) instead of a python
+ * of the check's own, so that validating many repositories with a session starts no python per repository. Undefined
+ * when the session is closed or has no server (no fork on this platform): the check then starts its own python.
+ */
+export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | undefined {
+  const runner = sessionRunners.get(session);
+  const server = runner?.server;
+  if (!runner || !server) return undefined;
+  return {
+    python: runner.python,
+    run: (request, timeoutMs, signal) => server.run({ cwd: runner.stubDir, input: request, timeoutMs, stderrLimit: 16 * 1024 }, signal),
+  };
+}
 
 /** Runs every job; never throws for what a model does, only when python3 itself cannot be started. */
 export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options: RunOptions = {}): Promise<AutoCompleteResult[]> {

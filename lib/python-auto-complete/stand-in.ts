@@ -9,6 +9,8 @@
 // src/resources/triton_python_backend_utils.py (class ModelConfig): they are written anew here, with the same
 // behaviour and the same messages, so that a model's mistakes read as Triton would report them.
 
+import { SYNTAX_VERDICTS } from './syntax-check';
+
 /** The stand-in `triton_python_backend_utils`. */
 export const STAND_IN_UTILS =
   `"""Stand-in for Triton's triton_python_backend_utils, for running auto_complete_config offline (mme-deploy --run-python).
@@ -345,6 +347,8 @@ ${RUNNER_BODY}`;
  * as RUNNER does in a process of its own: stdin, stdout and stderr its own pipes (stdin empty, as the runner's is once
  * it has read its job), the model's directory as working directory, sys.argv[0] the runner's path; the server kills
  * it at its timeout and answers with what it wrote and how it ended. Only the forked process returns from _serve.
+ * A job `{"syntax_check": {"feature", "files": [[name, base64 source], ...]}}` is the model.py syntax check instead:
+ * the forked process runs SYNTAX_VERDICTS and prints its answer as the checker's own python does (syntax-check.ts).
  */
 export const FORK_SERVER =
   `"""Runs RUNNER's jobs each in a process forked from this one (mme-deploy --run-python), so that python starts once.
@@ -511,9 +515,20 @@ def _exit():
     os._exit(0)
 
 
+${SYNTAX_VERDICTS}
+
 job = _serve()
 if job is None:
     os._exit(0)  # the server: nothing of a model's runs here, nothing needs finalizing
+if "syntax_check" in job:
+    # A model.py syntax check (syntax-check.ts) of the session's validations: parsed in a process of its own, as the
+    # checker's python would, whatever a model did to the server before.
+    _request = job["syntax_check"]
+    _verdicts = syntax_verdicts(_request["feature"], ((n, base64.b64decode(s)) for n, s in _request["files"]))
+    _data = json.dumps(_verdicts).encode()
+    while _data:
+        _data = _data[os.write(1, _data):]
+    os._exit(0)
 ${RUNNER_BODY}
 _exit()
 `;

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { compareVersions, tritonPythonVersion } from '../catalog/triton-releases';
 import { diagnostic, type Diagnostic, type Note, type SourcePosition } from '../diagnostics';
-import { startSyntaxCheck, type SyntaxFault } from '../python-auto-complete/syntax-check';
+import { startSyntaxCheck, type SyntaxFault, type SyntaxRunner } from '../python-auto-complete/syntax-check';
 import { relPath, type LoadedModel } from './model';
 
 export interface PythonSyntaxOptions {
@@ -16,6 +16,8 @@ export interface PythonSyntaxOptions {
   /** Where the interpreter is looked for (PATH, MME_DEPLOY_PYTHON). @default process.env */
   readonly env?: NodeJS.ProcessEnv;
   readonly signal?: AbortSignal;
+  /** A python already running that checks instead (syntax-check.ts SyntaxRunner). */
+  readonly runner?: SyntaxRunner;
 }
 
 export interface PythonSyntaxOutcome {
@@ -57,6 +59,7 @@ export function startPythonModelsSyntax(options: PythonSyntaxOptions): PythonSyn
     ...(options.python ? { python: options.python } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.runner ? { runner: options.runner } : {}),
   });
   const subjects: Subject[] = [];
   return {

@@ -7,7 +7,7 @@ import { Diagnostic, hasErrors, type Note, sortDiagnostics } from '../diagnostic
 import type { CollectResult } from '../archive/collect';
 import { discoverModels, discoverStepwise, DiscoverOptions, unreadableError } from './discover';
 import type { PythonSyntaxSession } from './python-syntax';
-import type { RunOptions } from '../python-auto-complete/run';
+import type { AutoCompleteSession, RunOptions } from '../python-auto-complete/run';
 import { completeWithPython, modelFileCompleter, withCompletedConfig, type Completion } from './auto-complete';
 import { checkEnsembles } from './ensemble-graph';
 import { relPath, type LoadedModel } from './model';
@@ -51,10 +51,14 @@ export interface ValidateOptions extends DiscoverOptions {
    * Compile python models' sources (model.py of every loaded version) with the local python3's parser for the Python
    * of the target's Triton image, never running them: one that does not compile is an error (`python-syntax`). No
    * python3 here: a note, nothing checked. `false` skips it; `{ python }` names the interpreter, `{ env }` the
-   * environment it is looked for in (PATH, MME_DEPLOY_PYTHON).
+   * environment it is looked for in (PATH, MME_DEPLOY_PYTHON), `{ session }` has the python of an open
+   * AutoCompleteSession check them (its interpreter and environment; it starts a python of the check's own when the
+   * session's cannot), so that many validations start no python each. A `runPython` session is used for it too.
    * @default true (the interpreter MME_DEPLOY_PYTHON names, else python3, on this process's PATH)
    */
-  readonly pythonSyntax?: boolean | { readonly python?: string; readonly env?: NodeJS.ProcessEnv };
+  readonly pythonSyntax?:
+    | boolean
+    | { readonly python?: string; readonly env?: NodeJS.ProcessEnv; readonly session?: AutoCompleteSession };
   /**
    * Run python models' auto_complete_config in python3 subprocesses, as Triton does at load, and check and use the
    * config it completes. This executes the models' code. `true` for the defaults, or the interpreter and timeout.
@@ -245,11 +249,22 @@ async function startSyntax(options: ValidateOptions): Promise<PythonSyntaxSessio
   const { DEFAULT_TRITON_VERSION } = await import('../catalog/triton-images');
   const python = syntaxPython(options);
   const env = typeof options.pythonSyntax === 'object' ? options.pythonSyntax.env : undefined;
+  const session = syntaxSession(options);
+  const runner = session ? (await import('../python-auto-complete/run')).syntaxCheckRunner(session) : undefined;
   return startPythonModelsSyntax({
     tritonVersion: options.target?.tritonVersion ?? DEFAULT_TRITON_VERSION,
     ...(python !== undefined ? { python } : {}),
     ...(env ? { env } : {}),
+    ...(runner ? { runner } : {}),
   });
+}
+
+/** The session that checks the syntax: the one given for it, else the runPython one unless an interpreter is named. */
+function syntaxSession(options: ValidateOptions): AutoCompleteSession | undefined {
+  const syntax = typeof options.pythonSyntax === 'object' ? options.pythonSyntax : {};
+  if (syntax.session) return syntax.session;
+  if (syntax.python !== undefined || syntax.env !== undefined) return undefined;
+  return typeof options.runPython === 'object' ? options.runPython.session : undefined;
 }
 
 function syntaxPython(options: ValidateOptions): string | undefined {

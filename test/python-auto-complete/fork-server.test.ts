@@ -1,14 +1,15 @@
-// Slow: ~14 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~18 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // --run-python with two models or more: one python forks each model's process (lib/python-auto-complete/fork-server.ts).
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForkServer } from '../../lib/python-auto-complete/fork-server';
 import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOptions } from '../../lib/python-auto-complete/run';
 import { FORK_SERVER, STAND_IN_UTILS } from '../../lib/python-auto-complete/stand-in';
 import { isMmeError } from '../../lib/errors';
+import { validateRepository } from '../../lib/repository/validate';
 import { findPython } from '../examples/python-model-runner';
 import { loadScaled } from '../load-scale';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
@@ -179,6 +180,64 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
     const failure = await runAutoComplete(jobs, { python: '/nonexistent/python3' }).catch((err: unknown) => err);
     expect(isMmeError(failure, 'USAGE')).toBe(true);
     expect((failure as Error).message).toContain("--run-python needs a python3 interpreter, and '/nonexistent/python3' was not found");
+  });
+
+  /** A repository of two python models, one of them not compiling (`def f(:`), for the syntax check. */
+  const syntaxRepo = () =>
+    makeRepo({
+      'ok/config.pbtxt': 'backend: "python"',
+      'ok/1/model.py': COMPLETES,
+      'bad/config.pbtxt': 'backend: "python"',
+      'bad/1/model.py': `def f(:\n    pass\n${COMPLETES}`,
+    });
+  const syntaxOf = (report: { diagnostics: { code: string }[] }) => report.diagnostics.filter((d) => d.code === 'python-syntax');
+
+  it('checks model.py syntax in the session\'s python, with --run-python or without, as a python of its own does', async () => {
+    const dir = makeRepo({ 'bin/': null });
+    const log = join(dir, 'starts');
+    const counting = join(dir, 'bin', 'python3');
+    writeFileSync(counting, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
+    chmodSync(counting, 0o755);
+    const repo = syntaxRepo();
+    const own = await validateRepository(repo, { pythonSyntax: { python } });
+    expect(syntaxOf(own)).toEqual([expect.objectContaining({ model: 'bad', file: 'bad/1/model.py', line: 1 })]);
+    // A check that started a python of its own would start this one too (MME_DEPLOY_PYTHON): counted.
+    const named = process.env.MME_DEPLOY_PYTHON;
+    process.env.MME_DEPLOY_PYTHON = counting;
+    const session = AutoCompleteSession.open({ python: counting });
+    try {
+      expect((await validateRepository(repo, { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
+      const withRun = await validateRepository(repo, { runPython: { session } });
+      expect(syntaxOf(withRun)).toEqual(syntaxOf(own));
+      // Only `ok` ran (a model that does not compile is not imported), in a process the session's python forked.
+      expect(withRun.models.map((m) => m.name).sort()).toEqual(['bad', 'ok']);
+    } finally {
+      await session.close();
+      if (named === undefined) delete process.env.MME_DEPLOY_PYTHON;
+      else process.env.MME_DEPLOY_PYTHON = named;
+    }
+    expect(readFileSync(log, 'utf8')).toBe('started\n');
+  });
+
+  it.each([
+    ['kills', 'os.kill(os.getppid(), 9)'],
+    ['stops', 'import signal\n    os.kill(os.getppid(), signal.SIGSTOP)'],
+  ])('keeps the syntax verdicts of later validations when a model %s the session\'s python', async (_what, act) => {
+    const harm = REPORTS_PARENT.replace('class TritonPythonModel:', `if _parent_is_server():\n    ${act}\n\n\nclass TritonPythonModel:`);
+    const harmful = makeRepo({ 'harm/config.pbtxt': 'backend: "python"', 'harm/1/model.py': harm });
+    const repo = syntaxRepo();
+    const own = await validateRepository(repo, { pythonSyntax: { python } });
+    const session = AutoCompleteSession.open({ python, graceMs: 500 });
+    try {
+      await validateRepository(harmful, { runPython: { session, timeoutMs: loadScaled(2000) } });
+      // The session's python is gone (or given up on): a model now runs in a python of its own...
+      expect((await runAutoComplete(jobsFor({ a: REPORTS_PARENT }), { session })).map(inputNames)).toEqual([['own_process']]);
+      // ...and so does the syntax check, with the same verdicts.
+      expect((await validateRepository(repo, { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
+      expect(syntaxOf(await validateRepository(repo, { runPython: { session } }))).toEqual(syntaxOf(own));
+    } finally {
+      await session.close();
+    }
   });
 
   it('keeps one python for the runs of a session, and refuses a closed session', async () => {

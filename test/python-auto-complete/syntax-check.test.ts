@@ -1,9 +1,10 @@
 // The model.py syntax check: python models' sources compiled by python3's parser for the target image's Python, never
 // run, one python process for every file of a repository, a note (not an error) when there is no python3.
 
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { checkPythonSyntax } from '../../lib/python-auto-complete/syntax-check';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
@@ -87,6 +88,33 @@ suiteFor({ tools: ['python3'] })('model.py syntax check', () => {
     const marker = join(work, 'ran');
     const repo = pythonRepo({ m: `open(${JSON.stringify(marker)}, "w").write("ran")\n${VALID}` });
     await validateRepository(repo);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('runs no site-packages code: a .pth file that prints and writes neither runs nor spoils the answer', async () => {
+    // A virtual environment of python3 (what `python3 -m venv --without-pip` writes) whose site-packages holds a .pth
+    // line that `site` runs at start-up: it prints into stdout, where the checker answers, and leaves a marker.
+    const asked = spawnSync('python3', ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], {
+      encoding: 'utf8',
+    });
+    const [executable, version] = asked.stdout.trim().split('\n') as [string, string];
+    const venv = join(work, 'venv-with-pth');
+    const sitePackages = join(venv, 'lib', `python${version}`, 'site-packages');
+    mkdirSync(sitePackages, { recursive: true });
+    mkdirSync(join(venv, 'bin'));
+    symlinkSync(executable, join(venv, 'bin', 'python3'));
+    writeFileSync(join(venv, 'pyvenv.cfg'), `home = ${dirname(executable)}\ninclude-system-site-packages = false\n`);
+    const marker = join(work, 'pth-ran');
+    writeFileSync(join(sitePackages, 'noisy.pth'), `import sys; sys.stdout.write("site ran\\n"); open(${JSON.stringify(marker)}, "w")\n`);
+    // The environment is effective: a python started as usual (-I alone) runs the line.
+    const plain = spawnSync(join(venv, 'bin', 'python3'), ['-I', '-c', 'pass'], { encoding: 'utf8' });
+    expect([plain.stdout.includes('site ran\n'), existsSync(marker)]).toEqual([true, true]);
+    rmSync(marker);
+
+    const jobs = [{ name: 'a/1/model.py', source: Buffer.from(VALID) }, { name: 'b/1/model.py', source: Buffer.from(MISSING_COLON) }];
+    const result = await checkPythonSyntax(jobs, { pythonVersion: '3.10', python: join(venv, 'bin', 'python3') });
+    if (!result.ran) throw new Error(`the check did not run: ${result.reason}`);
+    expect(result.faults.map((f) => f?.type)).toEqual([undefined, 'SyntaxError']);
     expect(existsSync(marker)).toBe(false);
   });
 

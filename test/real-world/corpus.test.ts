@@ -1,4 +1,4 @@
-// Slow: ~70 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~35 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The validator against public Triton repositories as their authors arrange them (test/real-world/corpus.json):
 // every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
 // right file:line, and every mistake seeded into them is caught the same way.
@@ -37,7 +37,8 @@ if (anyPython) process.env.MME_DEPLOY_PYTHON ??= anyPython;
 const itWithOnnx = testFor({ python: ['onnx', 'numpy'] });
 const itWithPython = testFor({ python: [] });
 let onnxDir: string | undefined;
-// One python for every --run-python validation (it forks each model's process): numpy imported once, not per model.
+// One python for every validation: it forks each model's process for --run-python (numpy imported once, not per
+// model), and a process for each repository's model.py syntax check (no python started per repository).
 let session: AutoCompleteSession | undefined;
 
 beforeAll(() => {
@@ -48,6 +49,14 @@ afterAll(async () => {
   await session?.close();
   removeMaterialized();
 });
+
+/** A case as its author arranged it, copied once for its tests (validating reads it; -B: python writes no cache). */
+const arranged = new Map<string, string>();
+function materialized(c: Parameters<typeof materialize>[0]): string {
+  let root = arranged.get(c.id);
+  if (root === undefined) arranged.set(c.id, (root = materialize(c, onnxDir)));
+  return root;
+}
 
 /** What the test expects: the case's own expectation, or Triton's verdict (exit 1 with Triton's message). */
 function expectationOf(c: { triton: TritonVerdict; expect?: Expectation }): Expectation {
@@ -65,7 +74,11 @@ async function check(root: string, targets: Target[], expected: Expectation, opt
   let exit: 0 | 1 = 0;
   for (const target of targets) {
     const runPython = options.runPython && session ? { session } : options.runPython;
-    const report = await validateRepository(join(root, target.path), { mme: target.mme, ...(runPython ? { runPython } : {}) });
+    const report = await validateRepository(join(root, target.path), {
+      mme: target.mme,
+      ...(runPython ? { runPython } : {}),
+      ...(session ? { pythonSyntax: { session } } : {}),
+    });
     if (!report.ok) exit = 1;
     all.push(...report.diagnostics.map((d) => (target.path === '.' ? d : { ...d, file: `${target.path}/${d.file}` })));
   }
@@ -101,17 +114,17 @@ describe('real-world corpus', () => {
     const needsOnnx = Object.keys({ ...c.onnx, ...c.modelFiles }).length > 0;
     const run = needsOnnx && !python ? itWithOnnx : pending(c as { pending?: string }) ? it.failing : it;
     run(title, async () => {
-      await check(materialize(c, onnxDir), targetsOf(c), expected);
+      await check(materialized(c), targetsOf(c), expected);
     });
     if (c.expectRunPython) {
       const withPython = !anyPython ? itWithPython : pending(c.expectRunPython as { pending?: string }) ? it.failing : it;
       withPython(`with --run-python: exit ${c.expectRunPython.exit}`, async () => {
-        await check(materialize(c, onnxDir), targetsOf(c), c.expectRunPython!, { runPython: true });
+        await check(materialized(c), targetsOf(c), c.expectRunPython!, { runPython: true });
       });
     } else if (c.triton.loads && Object.keys(c.standIns ?? {}).length > 0) {
       // A model Triton loads must also load under --run-python.
       itWithPython('with --run-python: exit 0', async () => {
-        await check(materialize(c, onnxDir), targetsOf(c), { exit: 0 }, { runPython: true });
+        await check(materialized(c), targetsOf(c), { exit: 0 }, { runPython: true });
       });
     }
   });
