@@ -473,6 +473,15 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
       },
     );
 
+    it('deregisters on delete whatever the endpoint runs (the stack deleted, or autoscaling removed)', async () => {
+      runs('ml.g4dn.xlarge');
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      const deleted = { RequestType: 'Delete', StackId: stackId, ResourceProperties: rollback.ResourceProperties } as const;
+      expect(await onEvent(deleted, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+      expect(sm.calls()).toHaveLength(0);
+      expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
+    });
+
     it('takes a new logical ID of the scalable target alone for a new generation', async () => {
       runs('ml.g4dn.xlarge');
       const old = { ...rollback.ResourceProperties, Scaling: { ...scaling, TargetLogicalId: 'MmeOld' } };
