@@ -13,7 +13,7 @@ const { join, relative } = require('node:path');
 const FLOORS = {
   'constructs/handlers/archive-copy/index.js': 95,
   'constructs/handlers/archive-retention/index.js': 95,
-  'constructs/handlers/scaling-guard/index.js': 65,
+  'constructs/handlers/scaling-guard/index.js': 90,
   'lib/archive/tar-reader.ts': 95,
   'lib/archive/write-file.ts': 95,
   'lib/cli/signals.ts': 90,

@@ -17,7 +17,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InstanceType, TritonMultiModelEndpoint } from '../../constructs';
 import { projectPath } from '../../constructs/project-path';
-import { onEvent } from '../../constructs/handlers/scaling-guard/index.js';
+import { handler, onEvent } from '../../constructs/handlers/scaling-guard/index.js';
 
 type Resource = {
   Type: string;
@@ -196,6 +196,13 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
     },
   });
 
+  const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
+  const del = { RequestType: 'Delete', StackId: stackId, ResourceProperties: props } as const;
+  const renameRefusal =
+    'The variant Blue of endpoint mmeendpoint-abc123 cannot be renamed to AllTraffic while the endpoint has a deployment ' +
+    'configuration: SageMaker requires the same variant name for blue/green and rolling deployments. Deploy the rename ' +
+    'without `deployment` first, then add it back (see docs/cdk.md, "Renaming the variant").';
+
   beforeEach(() => {
     [cfn, aas, sm, cw].forEach((m) => m.reset());
     cfn.on(DescribeStackResourceCommand).resolves(endpointResource('UPDATE_COMPLETE') as never);
@@ -249,15 +256,21 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
 
   it('refuses a rename under a deployment configuration before deregistering anything', async () => {
     const event = { ...update({ VariantName: 'Blue' }), ResourceProperties: { ...props, DeploymentConfig: 'true' } };
-    await expect(onEvent(event, clients())).rejects.toThrow(
-      'The variant Blue of endpoint mmeendpoint-abc123 cannot be renamed to AllTraffic while the endpoint has a deployment configuration',
-    );
+    await expect(onEvent(event, clients())).rejects.toThrow(new Error(renameRefusal));
     expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
   });
 
+  it('deregisters under a deployment configuration when the variant keeps its name (type change, delete)', async () => {
+    const withDeployment = { ...props, DeploymentConfig: 'true' };
+    const typeChange = { ...update({ InstanceType: 'ml.g4dn.xlarge' }), ResourceProperties: withDeployment };
+    expect(await onEvent(typeChange, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+    expect(await onEvent({ ...del, ResourceProperties: withDeployment }, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+    expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(2);
+  });
+
   it('calls nothing on create, and on an update that keeps the instance type, variant and generation', async () => {
-    await onEvent({ RequestType: 'Create', StackId: stackId, ResourceProperties: props }, clients());
-    await onEvent(update({}), clients());
+    expect(await onEvent({ RequestType: 'Create', StackId: stackId, ResourceProperties: props }, clients())).toEqual({ action: 'none' });
+    expect(await onEvent(update({}), clients())).toEqual({ action: 'none' });
     expect(cfn.calls()).toHaveLength(0);
     expect(aas.calls()).toHaveLength(0);
   });
@@ -283,6 +296,36 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
     await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).resolves.toBeDefined();
     aas.on(DeregisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     await expect(onEvent(update({ InstanceType: 'ml.g4dn.xlarge' }), clients())).rejects.toThrow('denied');
+  });
+
+  it('fails on any other error of DescribeStackResource (a throttled call is not a missing endpoint)', async () => {
+    cfn.on(DescribeStackResourceCommand).rejects(awsError('Throttling', 'Rate exceeded'));
+    await expect(onEvent(del, clients())).rejects.toThrow('Rate exceeded');
+    expect(aas.calls()).toHaveLength(0);
+  });
+
+  it('looks for the one variant on delete, and logs what it did and did not do', async () => {
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    expect(await onEvent(del, { ...clients(), log })).toEqual({ action: 'deregistered', resourceId: ours });
+    expect(aas.commandCalls(DescribeScalableTargetsCommand)).toHaveLength(1);
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
+    expect(await onEvent(del, { ...clients(), log })).toEqual({ action: 'none' });
+    expect(lines).toEqual([
+      `Deregistered ${ours} (its scaling policies and scheduled actions go with it).`,
+      'No scalable target for endpoint/mmeendpoint-abc123/variant/AllTraffic: nothing to deregister.',
+    ]);
+  });
+
+  it('answers CloudFormation with the action taken (the Lambda entry point, logging to the function\'s log)', async () => {
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(await handler(del)).toEqual({ Data: { Action: 'deregistered' } });
+      expect(await handler({ RequestType: 'Create', StackId: stackId, ResourceProperties: props })).toEqual({ Data: { Action: 'none' } });
+      expect(log.mock.calls).toEqual([[`Deregistered ${ours} (its scaling policies and scheduled actions go with it).`]]);
+    } finally {
+      log.mockRestore();
+    }
   });
 
   describe('on a rollback to a generation whose scalable target is in the stack', () => {
@@ -324,6 +367,27 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
     const runs = (InstanceType: string) =>
       sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants: [{ VariantName: 'AllTraffic', InstanceType }] } as never);
     const newArn = 'arn:aws:autoscaling:eu-west-1:111122223333:scalingPolicy:new:resource/sagemaker/x:policyName/Step';
+    const id = { ServiceNamespace: 'sagemaker', ResourceId: ours, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
+    const physical: Record<string, string> = {
+      [props.EndpointLogicalId]: endpointResource('UPDATE_COMPLETE').StackResourceDetail.PhysicalResourceId,
+      MmeInstanceCountTarget: 'target',
+      StepAlarm: 'S-StepAlarm-1',
+    };
+    /** The stack's resources: a status by logical ID; any other is absent (DescribeStackResource's ValidationError). */
+    const inStack = (statuses: Record<string, string>) => {
+      cfn.reset();
+      cfn.on(DescribeStackResourceCommand).callsFake(async (input: { LogicalResourceId: string }) => {
+        const status = statuses[input.LogicalResourceId];
+        if (!status) throw awsError('ValidationError', `Resource ${input.LogicalResourceId} does not exist for stack S`);
+        const detail = endpointResource(status).StackResourceDetail;
+        const PhysicalResourceId = physical[input.LogicalResourceId];
+        return { StackResourceDetail: { ...detail, LogicalResourceId: input.LogicalResourceId, PhysicalResourceId } };
+      });
+    };
+    const withScaling = (spec: Record<string, unknown>) => {
+      const Scaling = { TargetLogicalId: 'MmeInstanceCountTarget', ...spec };
+      return { ...rollback, ResourceProperties: { ...rollback.ResourceProperties, Scaling } } as never;
+    };
 
     beforeEach(() => {
       cfn.on(DescribeStackResourceCommand, { LogicalResourceId: 'MmeInstanceCountTarget' }).resolves({
@@ -351,8 +415,17 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
 
     it('registers target, schedule and policies as typed values, and points the step alarm at the new policy', async () => {
       runs('ml.g4dn.xlarge');
-      expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
-      const id = { ServiceNamespace: 'sagemaker', ResourceId: ours, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' };
+      const lines: string[] = [];
+      const log = (line: string) => lines.push(line);
+      expect(await onEvent(rollback, { ...clients(), log })).toEqual({ action: 'registered', resourceId: ours });
+      // The endpoint by the name its ARN gives, then its configuration; no registration to take the name's case from
+      // (ScalableTargets is empty), so the name as created, from DescribeEndpoint.
+      expect(sm.commandCalls(DescribeEndpointCommand).map((c) => c.args[0].input)).toEqual([
+        { EndpointName: 'mmeendpoint-abc123' },
+        { EndpointName: 'mmeendpoint-abc123' },
+      ]);
+      expect(sm.commandCalls(DescribeEndpointConfigCommand).map((c) => c.args[0].input)).toEqual([{ EndpointConfigName: 'config-1' }]);
+      expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
       expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
         { ...id, MinCapacity: 2, MaxCapacity: 4, RoleARN: scaling.RoleARN, SuspendedState: undefined },
       ]);
@@ -382,6 +455,299 @@ describe('the ScalingGuard handler (exact AWS requests)', () => {
       ]);
       expect(cw.commandCalls(PutMetricAlarmCommand).map((c) => [c.args[0].input.AlarmName, c.args[0].input.AlarmActions])).toEqual([
         ['S-StepAlarm-1', [newArn]],
+      ]);
+      expect(lines).toEqual([
+        `Alarm S-StepAlarm-1 now acts on ${newArn}.`,
+        `Registered ${ours} with 2 policies as the stack's template describes.`,
+      ]);
+    });
+
+    it.each([['absent from', undefined], ['CREATE_FAILED in', 'CREATE_FAILED'], ['DELETE_COMPLETE in', 'DELETE_COMPLETE']])(
+      'deregisters, and registers nothing, when the scalable target is %s the stack',
+      async (_, status) => {
+        inStack({ [props.EndpointLogicalId]: 'UPDATE_COMPLETE', ...(status && { MmeInstanceCountTarget: status }) });
+        runs('ml.g4dn.xlarge');
+        aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+        expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+        expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
+      },
+    );
+
+    it('deregisters on delete whatever the endpoint runs (the stack deleted, or autoscaling removed)', async () => {
+      runs('ml.g4dn.xlarge');
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      const deleted = { RequestType: 'Delete', StackId: stackId, ResourceProperties: rollback.ResourceProperties } as const;
+      expect(await onEvent(deleted, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+      expect(sm.calls()).toHaveLength(0);
+      expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
+    });
+
+    it('takes a new logical ID of the scalable target alone for a new generation', async () => {
+      runs('ml.g4dn.xlarge');
+      const old = { ...rollback.ResourceProperties, Scaling: { ...scaling, TargetLogicalId: 'MmeOld' } };
+      const moved = { ...rollback, OldResourceProperties: old };
+      expect(await onEvent(moved, clients())).toEqual({ action: 'registered', resourceId: ours });
+    });
+
+    it('registers again under the ResourceId registered, without asking SageMaker for the name (a guard retried)', async () => {
+      runs('ml.g4dn.xlarge');
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
+      expect(sm.commandCalls(DescribeEndpointCommand)).toHaveLength(1);
+      expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(0);
+      expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input.ResourceId)).toEqual([ours]);
+    });
+
+    it('deregisters the other variant name only, before registering this one (a rename rolled back)', async () => {
+      runs('ml.g4dn.xlarge');
+      const blue = 'endpoint/MmeEndpoint-AbC123/variant/Blue';
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(blue), target(ours)] });
+      const renamed = { ...rollback, OldResourceProperties: { ...rollback.OldResourceProperties, VariantName: 'Blue' } };
+      expect(await onEvent(renamed, clients())).toEqual({ action: 'registered', resourceId: ours });
+      expect(aas.calls().map((c) => [c.args[0].constructor.name, (c.args[0].input as { ResourceId?: string }).ResourceId])).toEqual([
+        ['DescribeScalableTargetsCommand', undefined],
+        ['DeregisterScalableTargetCommand', blue],
+        ['DescribeScalableTargetsCommand', undefined],
+        ['RegisterScalableTargetCommand', ours],
+        ['PutScheduledActionCommand', ours],
+        ['PutScalingPolicyCommand', ours],
+        ['PutScalingPolicyCommand', ours],
+      ]);
+    });
+
+    it('finds the variant by its name in the endpoint configuration', async () => {
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      const variants = (...list: [string, string][]) => {
+        const ProductionVariants = list.map(([VariantName, InstanceType]) => ({ VariantName, InstanceType }));
+        sm.on(DescribeEndpointConfigCommand).resolves({ ProductionVariants } as never);
+      };
+      variants(['Blue', 'ml.g5.xlarge'], ['AllTraffic', 'ml.g4dn.xlarge']);
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
+      variants(['Blue', 'ml.g4dn.xlarge']);
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+    });
+
+    it('deregisters when SageMaker has no such endpoint or it names no configuration, and fails on other errors', async () => {
+      runs('ml.g4dn.xlarge');
+      aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target(ours)] });
+      sm.on(DescribeEndpointCommand).rejects(awsError('ValidationException', 'Could not find endpoint "mmeendpoint-abc123".'));
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+      // EndpointConfigName is optional in DescribeEndpoint's output (the SageMaker API model, as @aws-sdk/client-sagemaker
+      // types it).
+      sm.on(DescribeEndpointCommand).resolves({ EndpointName: 'MmeEndpoint-AbC123' } as never);
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'deregistered', resourceId: ours });
+      expect(sm.commandCalls(DescribeEndpointConfigCommand)).toHaveLength(0);
+      sm.on(DescribeEndpointCommand).rejects(awsError('ThrottlingException', 'Rate exceeded'));
+      await expect(onEvent(rollback, clients())).rejects.toThrow('Rate exceeded');
+      expect(aas.commandCalls(DeregisterScalableTargetCommand)).toHaveLength(2);
+      expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0);
+    });
+
+    it('registers a target without schedules or policies as just that', async () => {
+      runs('ml.g4dn.xlarge');
+      const lines: string[] = [];
+      const bare = withScaling({ MinCapacity: '1', MaxCapacity: '3' });
+      expect(await onEvent(bare, { ...clients(), log: (line) => lines.push(line) })).toEqual({ action: 'registered', resourceId: ours });
+      const registered = aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input);
+      expect(registered).toEqual([{ ...id, MinCapacity: 1, MaxCapacity: 3 }]);
+      expect(aas.commandCalls(PutScheduledActionCommand)).toHaveLength(0);
+      expect(aas.commandCalls(PutScalingPolicyCommand)).toHaveLength(0);
+      expect(lines).toEqual([`Registered ${ours} with 0 policies as the stack's template describes.`]);
+    });
+
+    it('sends every number, boolean and date of the scaling API as one (CloudFormation passes them as strings)', async () => {
+      runs('ml.g4dn.xlarge');
+      const gpu = { Namespace: '/aws/sagemaker/Endpoints', MetricName: 'GPUUtilization' };
+      const spec = {
+        MinCapacity: '1',
+        MaxCapacity: '3',
+        SuspendedState: { DynamicScalingInSuspended: 'true', DynamicScalingOutSuspended: 'false', ScheduledScalingSuspended: 'true' },
+        ScheduledActions: [
+          {
+            ScheduledActionName: 'Weekend',
+            Schedule: 'cron(0 0 ? * SAT *)',
+            Timezone: 'Europe/Paris',
+            StartTime: '2026-01-01T00:00:00Z',
+            EndTime: '2026-12-31T00:00:00Z',
+            ScalableTargetAction: { MinCapacity: '1', MaxCapacity: '1' },
+          },
+        ],
+        Policies: [
+          {
+            PolicyName: 'Math',
+            LogicalId: 'MathPolicy',
+            PolicyType: 'TargetTrackingScaling',
+            TargetTrackingScalingPolicyConfiguration: {
+              TargetValue: '70.5',
+              ScaleInCooldown: '300',
+              ScaleOutCooldown: '60',
+              DisableScaleIn: 'true',
+              CustomizedMetricSpecification: {
+                Metrics: [
+                  {
+                    Id: 'gpu',
+                    ReturnData: 'false',
+                    MetricStat: { Stat: 'Average', Metric: { ...gpu, Dimensions: [{ Name: 'EndpointName', Value: '{{EndpointName}}' }] } },
+                  },
+                  { Id: 'e', Expression: 'gpu / 4', ReturnData: 'true' },
+                ],
+              },
+            },
+          },
+          {
+            PolicyName: 'Step',
+            LogicalId: 'StepPolicy',
+            PolicyType: 'StepScaling',
+            StepScalingPolicyConfiguration: {
+              AdjustmentType: 'ChangeInCapacity',
+              Cooldown: '120',
+              MinAdjustmentMagnitude: '1',
+              MetricAggregationType: 'Maximum',
+              StepAdjustments: [
+                { MetricIntervalUpperBound: '10', ScalingAdjustment: '-1' },
+                { MetricIntervalLowerBound: '10', ScalingAdjustment: '2' },
+              ],
+            },
+          },
+        ],
+      };
+      await onEvent(withScaling(spec), clients());
+      expect(aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input)).toEqual([
+        {
+          ...id,
+          MinCapacity: 1,
+          MaxCapacity: 3,
+          SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: true },
+        },
+      ]);
+      expect(aas.commandCalls(PutScheduledActionCommand).map((c) => c.args[0].input)).toEqual([
+        {
+          ...id,
+          ScheduledActionName: 'Weekend',
+          Schedule: 'cron(0 0 ? * SAT *)',
+          Timezone: 'Europe/Paris',
+          StartTime: new Date('2026-01-01T00:00:00Z'),
+          EndTime: new Date('2026-12-31T00:00:00Z'),
+          ScalableTargetAction: { MinCapacity: 1, MaxCapacity: 1 },
+        },
+      ]);
+      expect(aas.commandCalls(PutScalingPolicyCommand).map((c) => c.args[0].input)).toEqual([
+        {
+          ...id,
+          PolicyName: 'Math',
+          PolicyType: 'TargetTrackingScaling',
+          TargetTrackingScalingPolicyConfiguration: {
+            TargetValue: 70.5,
+            ScaleInCooldown: 300,
+            ScaleOutCooldown: 60,
+            DisableScaleIn: true,
+            CustomizedMetricSpecification: {
+              Metrics: [
+                {
+                  Id: 'gpu',
+                  ReturnData: false,
+                  MetricStat: { Stat: 'Average', Metric: { ...gpu, Dimensions: [{ Name: 'EndpointName', Value: 'MmeEndpoint-AbC123' }] } },
+                },
+                { Id: 'e', Expression: 'gpu / 4', ReturnData: true },
+              ],
+            },
+          },
+        },
+        {
+          ...id,
+          PolicyName: 'Step',
+          PolicyType: 'StepScaling',
+          StepScalingPolicyConfiguration: {
+            AdjustmentType: 'ChangeInCapacity',
+            Cooldown: 120,
+            MinAdjustmentMagnitude: 1,
+            MetricAggregationType: 'Maximum',
+            StepAdjustments: [
+              { MetricIntervalUpperBound: 10, ScalingAdjustment: -1 },
+              { MetricIntervalLowerBound: 10, ScalingAdjustment: 2 },
+            ],
+          },
+        },
+      ]);
+    });
+
+    it('keeps values that are numbers and booleans already (the properties as synthesized)', async () => {
+      runs('ml.g4dn.xlarge');
+      const spec = {
+        MinCapacity: 2,
+        MaxCapacity: 4,
+        ScheduledActions: [{ ScheduledActionName: 'Night', Schedule: 'cron(0 20 * * ? *)', ScalableTargetAction: { MaxCapacity: 2 } }],
+        Policies: [
+          {
+            PolicyName: 'Rps',
+            LogicalId: 'RpsPolicy',
+            PolicyType: 'TargetTrackingScaling',
+            TargetTrackingScalingPolicyConfiguration: { TargetValue: 600, DisableScaleIn: false },
+          },
+        ],
+      };
+      await onEvent(withScaling(spec), clients());
+      const registered = aas.commandCalls(RegisterScalableTargetCommand).map((c) => c.args[0].input);
+      expect(registered).toEqual([{ ...id, MinCapacity: 2, MaxCapacity: 4 }]);
+      expect(aas.commandCalls(PutScheduledActionCommand).map((c) => c.args[0].input.ScalableTargetAction)).toEqual([{ MaxCapacity: 2 }]);
+      expect(aas.commandCalls(PutScalingPolicyCommand).map((c) => c.args[0].input.TargetTrackingScalingPolicyConfiguration)).toEqual([
+        { TargetValue: 600, DisableScaleIn: false },
+      ]);
+    });
+
+    it('puts the step alarm back whole, with only the actions naming this policy pointed at the new one', async () => {
+      runs('ml.g4dn.xlarge');
+      const topic = 'arn:aws:sns:eu-west-1:111122223333:oncall';
+      const policyArn = (uuid: string, name: string) =>
+        `arn:aws:autoscaling:eu-west-1:111122223333:scalingPolicy:${uuid}:resource/sagemaker/endpoint/MmeEndpoint-AbC123` +
+        `/variant/AllTraffic:policyName/${name}`;
+      const alarm = {
+        AlarmName: 'S-StepAlarm-1',
+        AlarmDescription: 'GPU memory high',
+        ActionsEnabled: true,
+        OKActions: [topic],
+        AlarmActions: [topic, policyArn('old', 'Step'), policyArn('o', 'Other')],
+        InsufficientDataActions: [],
+        MetricName: 'GPUMemoryUtilization',
+        Namespace: '/aws/sagemaker/Endpoints',
+        Statistic: 'Maximum',
+        Dimensions: [{ Name: 'EndpointName', Value: 'MmeEndpoint-AbC123' }],
+        Period: 60,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+        Threshold: 80,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      };
+      const described = { ...alarm, AlarmArn: 'arn:aws:cloudwatch:eu-west-1:111122223333:alarm:S-StepAlarm-1', StateValue: 'OK' };
+      cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [described] } as never);
+      await onEvent(rollback, clients());
+      expect(cw.commandCalls(DescribeAlarmsCommand).map((c) => c.args[0].input)).toEqual([{ AlarmNames: ['S-StepAlarm-1'] }]);
+      expect(cw.commandCalls(PutMetricAlarmCommand).map((c) => c.args[0].input)).toEqual([
+        { ...alarm, AlarmActions: [topic, newArn, policyArn('o', 'Other')] },
+      ]);
+    });
+
+    it('leaves alone a step alarm the stack does not have, or CloudWatch does not know', async () => {
+      runs('ml.g4dn.xlarge');
+      inStack({ [props.EndpointLogicalId]: 'UPDATE_COMPLETE', MmeInstanceCountTarget: 'UPDATE_COMPLETE' });
+      expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
+      expect(cw.calls()).toHaveLength(0);
+      inStack({ [props.EndpointLogicalId]: 'UPDATE_COMPLETE', MmeInstanceCountTarget: 'UPDATE_COMPLETE', StepAlarm: 'UPDATE_COMPLETE' });
+      for (const answer of [{}, { MetricAlarms: [] }]) {
+        cw.on(DescribeAlarmsCommand).resolves(answer);
+        expect(await onEvent(rollback, clients())).toEqual({ action: 'registered', resourceId: ours });
+      }
+      expect(cw.commandCalls(DescribeAlarmsCommand)).toHaveLength(2);
+      expect(cw.commandCalls(PutMetricAlarmCommand)).toHaveLength(0);
+    });
+
+    it('puts an alarm without actions back without actions', async () => {
+      runs('ml.g4dn.xlarge');
+      cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'S-StepAlarm-1', MetricName: 'GPUUtilization' }] });
+      await onEvent(rollback, clients());
+      expect(cw.commandCalls(PutMetricAlarmCommand).map((c) => c.args[0].input)).toEqual([
+        { AlarmName: 'S-StepAlarm-1', MetricName: 'GPUUtilization', AlarmActions: [] },
       ]);
     });
   });

@@ -371,8 +371,18 @@ const NUMERIC = new Set([
   'MetricIntervalUpperBound',
 ]);
 
-/** The members of those shapes that are booleans. */
-const BOOLEAN = new Set(['DisableScaleIn', 'DynamicScalingInSuspended', 'DynamicScalingOutSuspended', 'ScheduledScalingSuspended']);
+/**
+ * The members of those shapes that are booleans. `ReturnData` is a member of a target tracking policy's metric math
+ * (CustomizedMetricSpecification.Metrics, TargetTrackingMetricDataQuery in the Application Auto Scaling API: a
+ * boolean), which a policy gets through a property override; the SDK sends a string as it is given, "true" in quotes.
+ */
+const BOOLEAN = new Set([
+  'DisableScaleIn',
+  'DynamicScalingInSuspended',
+  'DynamicScalingOutSuspended',
+  'ScheduledScalingSuspended',
+  'ReturnData',
+]);
 
 /** @param {unknown} err */
 function errorName(err) {
