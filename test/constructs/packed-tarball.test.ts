@@ -1,4 +1,4 @@
-// Slow: ~75 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~60 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
