@@ -5,12 +5,11 @@
 // synthesized as CommonJS and as ESM; every template goes to the run's cfn-lint and the API-model check.
 // npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies, and the
 // newest aws-cdk-lib it unpacked stays unpacked for the next run (NEWEST_CACHE: 61 s of CPU, against 66 s for a run
-// that unpacks it, at a load of 3). The type
-// checks of both apps run in one process (type-check-configs.cjs), which parses aws-cdk-lib's 4,000 declaration files
-// once per app for all its configs instead of once per `tsc` (the file took 101 s of CPU instead of 128 s, both runs
-// side by side on a loaded machine), the second app's linked packages once for both, and skips the JSDoc that tsc
-// skips (80 to 83 s of CPU instead of 110 s, runs at a load of 6 to 7 on 2 cores); then the four synths run side by
-// side.
+// that unpacks it, at a load of 3). The type checks of both apps run in one process (type-check-configs.cjs), which
+// parses aws-cdk-lib's 4,000 declaration files once per app for all its configs instead of once per `tsc` (the file
+// took 101 s of CPU instead of 128 s, both runs side by side on a loaded machine), the second app's linked packages
+// once for both, and skips the JSDoc that tsc skips (80 to 83 s of CPU instead of 110 s, runs at a load of 6 to 7 on 2
+// cores); then the four synths run side by side.
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
