@@ -181,6 +181,9 @@ export interface SyntaxSession {
   cancel(): void;
 }
 
+/** The whole check's time limit when none is given. */
+const DEFAULT_TIMEOUT_MS = 60_000;
+
 /** Sources are sent in batches of about this many bytes: one pipe write per batch, not per file. */
 const BATCH_BYTES = 16 * 1024;
 
@@ -201,14 +204,13 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const start = () => {
-    const [major, minor] = options.pythonVersion.split('.').map(Number);
     child = startPython(executable ?? python, ['-I', '-S', '-B', '-c', CHECKER], {
       env,
-      timeoutMs: options.timeoutMs ?? 60_000,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       stderrLimit: 16 * 1024,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    child.write(`${JSON.stringify({ feature: [major, minor] })}\n`);
+    child.write(`${JSON.stringify({ feature: featureOf(options.pythonVersion) })}\n`);
     return child;
   };
   const flush = () => {
@@ -228,7 +230,7 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
     },
     async finish() {
       flush();
-      const result = answerOf(await (child ?? start()).end(), python, jobs.length, options.timeoutMs ?? 60_000);
+      const result = answerOf(await (child ?? start()).end(), python, jobs.length, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
       if (result.ran) rememberInterpreter(python, env, result.executable);
       else if (executable !== undefined) {
         // What an earlier run found is gone: ask for the name again.
@@ -243,6 +245,11 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   };
 }
 
+/** The checker's `feature`: `[major, minor]` of a `major.minor` version. */
+function featureOf(version: string): number[] {
+  return version.split('.').map(Number).slice(0, 2);
+}
+
 /** The check run by `runner`, in one request at finish; a python of the check's own when the runner cannot. */
 function runnerCheck(runner: SyntaxRunner, options: SyntaxCheckOptions): SyntaxSession {
   const jobs: SyntaxJob[] = [];
@@ -250,8 +257,8 @@ function runnerCheck(runner: SyntaxRunner, options: SyntaxCheckOptions): SyntaxS
   return {
     add: (job) => void jobs.push(job),
     async finish() {
-      const timeoutMs = options.timeoutMs ?? 60_000;
-      const feature = options.pythonVersion.split('.').map(Number).slice(0, 2);
+      const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const feature = featureOf(options.pythonVersion);
       const files = jobs.map((job) => [job.name, job.source.toString('base64')]);
       const run = await runner.run(JSON.stringify({ syntax_check: { feature, files } }), timeoutMs, options.signal);
       return run ? answerOf(run, runner.python, jobs.length, timeoutMs) : checkPythonSyntax(jobs, own);
