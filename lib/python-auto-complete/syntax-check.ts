@@ -125,12 +125,18 @@ def syntax_verdicts(feature, sources):
             return {"type": type(e).__name__, "message": str(e) or "too deeply nested to parse"}
         return None
 
+    # A source that compiled once compiles again: repositories made from a template hold thousands of copies of one
+    # model.py, each parsed once. A faulty source is parsed again: its message may name the file.
+    valid = set()
     faults = {}
     count = 0
     for name, data in sources:
-        fault = check(name, data)
-        if fault is not None:
-            faults[count] = fault
+        if data not in valid:
+            fault = check(name, data)
+            if fault is None:
+                valid.add(data)
+            else:
+                faults[count] = fault
         count += 1
     return {"executable": sys.executable, "version": "%d.%d" % sys.version_info[:2], "count": count, "faults": faults}
 `;

@@ -184,6 +184,20 @@ suiteFor({ tools: ['python3'] })('model.py syntax check, streamed', () => {
     expect(result.faults[7]!.message).toContain("expected ':'");
   });
 
+  it('gives each copy of a source its own verdict: copies of a valid one pass, each faulty copy names its own file', async () => {
+    // Python parses a valid source once however many models hold it; a faulty one is parsed for each file.
+    const latin = Buffer.concat([Buffer.from('import os\nNAME = "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]);
+    const jobs = [VALID, MISSING_COLON, VALID, MISSING_COLON, latin, latin, VALID].map((source, i) => ({
+      name: `m${i}/1/model.py`,
+      source: Buffer.from(source),
+    }));
+    const result = await checkPythonSyntax(jobs, { pythonVersion: '3.10' });
+    if (!result.ran) throw new Error(`the check did not run: ${result.reason}`);
+    expect(result.faults.map((f) => f?.line ?? null)).toEqual([null, 2, null, 2, 2, 2, null]);
+    expect(result.faults[4]!.message).toContain('in file m4/1/model.py on line 2');
+    expect(result.faults[5]!.message).toContain('in file m5/1/model.py on line 2');
+  });
+
   it('gives python\'s import wording for a file that fails the fast parse (a declared encoding it cannot decode)', async () => {
     const source = Buffer.concat([Buffer.from('# -*- coding: ascii -*-\nNAME = "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]);
     const result = await checkPythonSyntax([{ name: 'm/1/model.py', source }], { pythonVersion: '3.10' });
