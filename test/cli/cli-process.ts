@@ -2,8 +2,8 @@
 // own signals, exit code and bytes on stdout and stderr; optionally as an unprivileged user (root reads everything, so
 // permission errors are tried as `nobody`). The bundle starts in a fraction of the time `node --import tsx
 // bin/mme-deploy.ts` takes (which compiles every module it loads, ~2 s on a loaded machine); the jest global setup
-// rebuilds it whenever a source is newer, so it runs the code under test. test/cli/validate-package.test.ts still runs
-// the source entry through tsx, and test/bin/bundled-cli.test.ts checks the bundle against the sources.
+// rebuilds it whenever a source is newer, so it runs the code under test; test/bin/bundled-cli.test.ts checks the
+// bundle against the sources.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -32,7 +32,10 @@ export interface CliProcess extends ChildProcess {
 
 export interface SpawnOptions {
   readonly cwd?: string;
-  /** The whole environment (PATH is added). */
+  /**
+   * The whole environment (PATH is added, and the python3 the test run resolved as MME_DEPLOY_PYTHON, see
+   * test/setup-env.ts: not a version manager's shim that costs a second per start; an unprivileged run looks on PATH).
+   */
   readonly env?: NodeJS.ProcessEnv;
   /** Run as uid/gid 65534 when this process is root, so that file permissions apply. */
   readonly unprivileged?: boolean;
@@ -77,10 +80,17 @@ export function unprivilegedProblem(): { reason: string; install: string[] } | u
 
 export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliProcess {
   const command = [...cliCommand(options.nodeOptions), ...args];
-  const argv = options.unprivileged && DROPS_PRIVILEGES ? [...SETPRIV, ...command] : command;
+  const unprivileged = options.unprivileged && DROPS_PRIVILEGES;
+  const argv = unprivileged ? [...SETPRIV, ...command] : command;
+  const python = process.env.MME_DEPLOY_PYTHON;
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: options.cwd ?? ROOT,
-    env: { PATH: process.env.PATH, HOME: options.env?.HOME ?? '/nonexistent', ...options.env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: options.env?.HOME ?? '/nonexistent',
+      ...(python && !unprivileged ? { MME_DEPLOY_PYTHON: python } : {}),
+      ...options.env,
+    },
   });
   const out: Buffer[] = [];
   let err = '';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../cli/run-cli';
 import { MmeStandIn } from '../stand-in/mme-stand-in';
-import { classifier, writeArchive } from '../stand-in/archives';
+import { classifier, writeArchives } from '../stand-in/archives';
 import { endpointInvoker, ModelInvoker } from '../../lib/measure/invoker';
 import { LoadTarget, runLoadTest } from '../../lib/measure/loadtest';
 import { encodeInferenceRequest } from '../../lib/kserve/kserve-codec';
@@ -22,8 +22,12 @@ const MODELS = Array.from({ length: 12 }, (_, i) => `m${String(i).padStart(2, '0
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loadtest-'));
   standIn = new MmeStandIn({ capacity: 4, loadMs: 20 });
-  for (const name of MODELS) await standIn.addArchive(name, writeArchive(dir, name, classifier(name.slice(0, 3))));
-  await standIn.addArchive('oom.tar.gz', writeArchive(dir, 'oom.tar.gz', classifier('oom')), 'out-of-memory');
+  const archives = writeArchives(dir, {
+    ...Object.fromEntries(MODELS.map((name) => [name, classifier(name.slice(0, 3))])),
+    'oom.tar.gz': classifier('oom'),
+  });
+  for (const name of MODELS) await standIn.addArchive(name, archives[name]!);
+  await standIn.addArchive('oom.tar.gz', archives['oom.tar.gz']!, 'out-of-memory');
   process.env.AWS_ENDPOINT_URL = await standIn.start();
 });
 afterAll(async () => {

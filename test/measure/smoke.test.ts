@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../cli/run-cli';
 import { MmeStandIn, StandInFault } from '../stand-in/mme-stand-in';
-import { classifier, withTextSample, withWarmup, writeArchive } from '../stand-in/archives';
+import { ArchiveSpec, classifier, withTextSample, withWarmup, writeArchives } from '../stand-in/archives';
 
 let standIn: MmeStandIn;
 let dir: string;
@@ -15,16 +15,18 @@ const saved = process.env.AWS_ENDPOINT_URL;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'smoke-'));
   standIn = new MmeStandIn({ capacity: 8, loadMs: 30 });
-  const add = (name: string, spec: Parameters<typeof writeArchive>[2], fault?: StandInFault) =>
-    standIn.addArchive(name, writeArchive(dir, name, spec), fault);
-  await add('classifier.tar.gz', classifier('classifier'));
-  await add('warmup.tar.gz', withWarmup('warm'));
-  await add('text.tar.gz', withTextSample('text'));
-  await add('load-fails.tar.gz', classifier('broken'), 'load-fails');
-  await add('oom.tar.gz', classifier('huge'), 'out-of-memory');
-  await add('wrong-shape.tar.gz', classifier('shape'), 'wrong-shape');
-  await add('wrong-datatype.tar.gz', classifier('dtype'), 'wrong-datatype');
-  await add('missing-output.tar.gz', classifier('missing'), 'missing-output');
+  const archives: [string, ArchiveSpec, StandInFault?][] = [
+    ['classifier.tar.gz', classifier('classifier')],
+    ['warmup.tar.gz', withWarmup('warm')],
+    ['text.tar.gz', withTextSample('text')],
+    ['load-fails.tar.gz', classifier('broken'), 'load-fails'],
+    ['oom.tar.gz', classifier('huge'), 'out-of-memory'],
+    ['wrong-shape.tar.gz', classifier('shape'), 'wrong-shape'],
+    ['wrong-datatype.tar.gz', classifier('dtype'), 'wrong-datatype'],
+    ['missing-output.tar.gz', classifier('missing'), 'missing-output'],
+  ];
+  const paths = writeArchives(dir, Object.fromEntries(archives.map(([name, spec]) => [name, spec])));
+  for (const [name, , fault] of archives) await standIn.addArchive(name, paths[name]!, fault);
   process.env.AWS_ENDPOINT_URL = await standIn.start();
 });
 afterAll(async () => {

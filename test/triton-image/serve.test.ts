@@ -1,4 +1,4 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~6 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The image's serve script, run for real with stub `tritonserver` and `nvidia-smi` executables on a PATH of their
 // own: the stub records the argv and environment it was exec'd with, so each test reads what Triton would have got.
 
