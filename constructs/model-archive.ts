@@ -367,8 +367,15 @@ function packerVersion(): string {
 function packInChildProcess(repository: string, outFile: string, name: string, level?: number): WorkerResult {
   const args = [...packWorkerArgs(__filename), repository, outFile, name];
   if (level !== undefined) args.push(String(level));
-  // cwd = the package root, so `--import tsx` resolves to our own dev dependency wherever cdk runs from.
-  const child = spawnSync(process.execPath, args, { cwd: projectPath(), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // cwd = the package root, so `--import tsx` resolves to our own dev dependency wherever cdk runs from. `env`: the
+  // process.env this module sees (MME_DEPLOY_PYTHON, PATH), which a host that sandboxes modules (jest) keeps apart
+  // from the native environment spawnSync passes by default; in a plain `cdk synth` the two are the same.
+  const child = spawnSync(process.execPath, args, {
+    cwd: projectPath(),
+    env: process.env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const line = child.stdout?.trim().split('\n').pop();
   if (child.status !== 0 || !line) {
     throw new Error(`packing '${repository}' failed: ${child.error?.message ?? child.stderr?.trim() ?? `exit ${child.status}`}`);

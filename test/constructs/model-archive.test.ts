@@ -1,4 +1,4 @@
-// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -297,10 +297,16 @@ describe('ModelArchive retention choices', () => {
 });
 
 describe('ModelArchive of a repository with warnings', () => {
-  it('packs it and shows each warning as a synth warning', () => {
+  it('packs it and shows each warning as a synth warning, model.py checked by the python MME_DEPLOY_PYTHON names', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+    // The packing worker is a child process: it must get this process's environment (jest's sandboxed copy here).
+    const saved = process.env.MME_DEPLOY_PYTHON;
+    const python = join(outdir, 'recording-python');
+    writeFileSync(python, `#!/bin/sh\necho "$@" >>"${python}.calls"\nexec ${saved ?? 'python3'} "$@"\n`, { mode: 0o755 });
+    process.env.MME_DEPLOY_PYTHON = python;
     try {
       const { stack, archive } = synthIn(outdir, { repositories: [join(repositories, 'add_one_with_notes')] });
+      expect(readFileSync(`${python}.calls`, 'utf8')).toMatch(/^-I -S -B -c /);
       Annotations.fromStack(stack).hasWarning(
         '/S/Archive',
         Match.stringLikeRegexp('^add_one/notes: warning: Triton ignores this directory: .*\\[version-not-numeric\\]'),
@@ -308,6 +314,8 @@ describe('ModelArchive of a repository with warnings', () => {
       expect(stagedArchives(outdir)).toHaveLength(1);
       expect(archive.literalTargetModels).toEqual([expect.stringMatching(/^add_one_with_notes-[0-9a-f]{12}\.tar\.gz$/)]);
     } finally {
+      if (saved === undefined) delete process.env.MME_DEPLOY_PYTHON;
+      else process.env.MME_DEPLOY_PYTHON = saved;
       rmSync(outdir, { recursive: true, force: true });
     }
   });

@@ -4,8 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { paxRecord } from '../../lib/archive/tar-header';
-import { directoryMember, fileMember, member, paxMember, tarOf } from '../archive/crafted-archives';
+import { endOfArchive, paxRecord, TAR_BLOCK } from '../../lib/archive/tar-header';
+import { directoryMember, fileMember, member, paxMember, tarOf, withChecksum } from '../archive/crafted-archives';
 
 const CONFIG = 'backend: "python"\nmax_batch_size: 0\n';
 const base = () => [directoryMember('m'), fileMember('m/config.pbtxt', CONFIG), directoryMember('m/1')];
@@ -52,8 +52,33 @@ export const HOSTILE_ARCHIVES = {
   /** A file 10,000 directories deep (a PAX path): extraction used to overflow the stack. */
   'deep-path': () => gzipSync(tarOf(...base(), paxMember({ path: `m/1/${'d/'.repeat(10_000)}f` }), member({ name: 'f', size: 1 }, 'x'))),
   /** 100,000 top-level directories: `local load` spent minutes on them, then printed every name on one line. */
-  'many-top-level': () => gzipSync(tarOf(...Array.from({ length: 100_000 }, (_, i) => directoryMember(`d${i}`)))),
+  'many-top-level': () => gzipSync(manyDirectories(100_000)),
 } as const;
+
+/**
+ * The tar of `count` top-level directories d0, d1, ...: the bytes of tarOf(directoryMember('d0'), ...), made from one
+ * encoded header whose name (`d<i>/`, as encodeHeaders writes a directory's) and checksum are patched in place, the
+ * checksum from the template's by the bytes of the name that changed (encoding and joining 100,000 headers one by one,
+ * each checksum summed over its 512 bytes, took 2 s of CPU).
+ */
+export function manyDirectories(count: number): Buffer {
+  const template = withChecksum(directoryMember('d0'));
+  if (template.length !== TAR_BLOCK) throw new Error('a directory header is one block');
+  const nameSum = (name: string) => [...Buffer.from(name, 'latin1')].reduce((sum, byte) => sum + byte, 0);
+  // withChecksum's sum: the header's bytes with the checksum field read as spaces.
+  const base = template.reduce((sum, byte, i) => sum + (i >= 148 && i < 156 ? 0x20 : byte), 0) - nameSum('d0/');
+  const end = endOfArchive(count * TAR_BLOCK);
+  const tar = Buffer.alloc(count * TAR_BLOCK + end.length);
+  end.copy(tar, count * TAR_BLOCK);
+  for (let i = 0; i < count; i++) {
+    const at = i * TAR_BLOCK;
+    const name = `d${i}/`;
+    template.copy(tar, at);
+    tar.write(name, at, 100, 'latin1');
+    tar.write(`${(base + nameSum(name)).toString(8).padStart(6, '0')}\u0000 `, at + 148, 8, 'latin1');
+  }
+  return tar;
+}
 
 export type HostileArchive = keyof typeof HOSTILE_ARCHIVES;
 

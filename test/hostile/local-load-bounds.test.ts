@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stageArchive } from '../../lib/local/model-store';
-import { writeHostileArchive } from './hostile-archives';
+import { directoryMember, tarOf } from '../archive/crafted-archives';
+import { manyDirectories, writeHostileArchive } from './hostile-archives';
 
 let dir: string;
 beforeAll(() => {
@@ -21,4 +22,9 @@ it('refuses an archive of 100,000 top-level directories after the 1,001st, names
   );
   expect(error?.message.length).toBeLessThan(400);
   expect(existsSync(models) ? readdirSync(models) : []).toEqual([]);
+});
+
+it('makes that archive with the bytes directory members encoded one by one would have', () => {
+  const oneByOne = tarOf(...Array.from({ length: 1001 }, (_, i) => directoryMember(`d${i}`)));
+  expect(manyDirectories(1001).equals(oneByOne)).toBe(true);
 });
