@@ -1,4 +1,4 @@
-// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The complete example, examples/sentiment_onnx: every artifact is in the repository, real in its format, and
 // agrees with the configs, with build_model.py's documented expected outputs and with the request it ships.
 
