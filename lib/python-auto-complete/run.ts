@@ -2,13 +2,14 @@
 // per model, with the stand-in triton_python_backend_utils (stand-in.ts). Used by `validate --run-python`. For two
 // models or more, one python forks each model's process (fork-server.ts); what it cannot run, a python of its own does.
 
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MmeError } from '../errors';
 import { ForkServer } from './fork-server';
 import { pythonName, resolveInterpreter } from './interpreter';
-import { runPython } from './spawn-python';
+import { runPython, type PythonRun } from './spawn-python';
 import { FORK_SERVER, RUNNER, STAND_IN_UTILS } from './stand-in';
 import type { SyntaxRunner } from './syntax-check';
 
@@ -108,6 +109,7 @@ export class AutoCompleteSession {
     const env = modelEnv();
     sessionRunners.set(this, {
       python,
+      syntaxAnswers: new Map(),
       stubDir,
       env,
       server: CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env, graceMs) : undefined,
@@ -129,12 +131,19 @@ export class AutoCompleteSession {
 }
 
 /** Each open session's runner (kept out of the class's public shape). */
-const sessionRunners = new WeakMap<AutoCompleteSession, Runner & { readonly python: string }>();
+const sessionRunners = new WeakMap<AutoCompleteSession, SessionRunner>();
+
+interface SessionRunner extends Runner {
+  readonly python: string;
+  /** The syntax checks its python answered, by the request's SHA-256 (its files' names and bytes, the feature). */
+  readonly syntaxAnswers: Map<string, PythonRun>;
+}
 
 /**
  * The model.py syntax check run by the session's python (SYNTAX_VERDICTS in a process it forks) instead of a python
- * of the check's own, so that validating many repositories with a session starts no python per repository. Undefined
- * when the session is closed or has no server (no fork on this platform): the check then starts its own python.
+ * of the check's own, so that validating many repositories with a session starts no python per repository, and files
+ * it checked once are not checked again. Undefined when the session is closed or has no server (no fork on this
+ * platform): the check then starts its own python.
  */
 export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | undefined {
   const runner = sessionRunners.get(session);
@@ -142,7 +151,17 @@ export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | 
   if (!runner || !server) return undefined;
   return {
     python: runner.python,
-    run: (request, timeoutMs, signal) => server.run({ cwd: runner.stubDir, input: request, timeoutMs, stderrLimit: 16 * 1024 }, signal),
+    async run(request, timeoutMs, signal) {
+      // The same files checked again (a repository validated as a Triton repository and as an MME archive, or again
+      // with --run-python) get the verdicts their python gave: ast.parse of the same bytes for the same Python answers
+      // the same, and no process is forked for them.
+      const key = createHash('sha256').update(request).digest('base64');
+      const known = runner.syntaxAnswers.get(key);
+      if (known) return known;
+      const run = await server.run({ cwd: runner.stubDir, input: request, timeoutMs, stderrLimit: 16 * 1024 }, signal);
+      if (run?.kind === 'closed' && run.exit === '0') runner.syntaxAnswers.set(key, run);
+      return run;
+    },
   };
 }
 

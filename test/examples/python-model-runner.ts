@@ -70,9 +70,46 @@ export function runPythonModel(
   if (run.status !== 0) {
     throw new Error(`${modelPy} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
   }
-  const out = JSON.parse(run.stdout) as { responses: (ResponseJson | { error: string })[] };
+  return responsesOf(modelPy, JSON.parse(run.stdout) as { responses: (ResponseJson | { error: string })[] });
+}
+
+function responsesOf(modelPy: string, out: { responses: (ResponseJson | { error: string })[] }): ResponseJson[] {
   return out.responses.map((r, i) => {
     if ('error' in r && typeof r.error === 'string') throw new Error(`response ${i} of ${modelPy}: ${r.error}`);
     return r as ResponseJson;
+  });
+}
+
+export interface ModelJob {
+  readonly modelPy: string;
+  readonly config: ModelConfig;
+  readonly requests: RequestJson[];
+}
+
+/**
+ * Runs several jobs as runPythonModel runs one, in one python: numpy, the runner and the test double are loaded once,
+ * each model afresh from its own file. Per job, its responses, or the Error runPythonModel would have thrown for it.
+ */
+export function runPythonModels(python: string, jobs: readonly ModelJob[]): (ResponseJson[] | Error)[] {
+  const batch = JSON.stringify({
+    jobs: jobs.map((j) => ({ model_py: j.modelPy, model_config: tritonConfigJson(j.config), requests: j.requests })),
+  });
+  const run = spawnSync(python, [RUNNER], {
+    input: batch,
+    encoding: 'utf8',
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (run.status !== 0) throw new Error(`${RUNNER} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
+  const out = JSON.parse(run.stdout) as { results: ({ responses: (ResponseJson | { error: string })[] } | { failed: string })[] };
+  return out.results.map((result, i) => {
+    const { modelPy } = jobs[i]!;
+    if ('failed' in result) return new Error(`${modelPy} failed:\n${result.failed}`);
+    try {
+      return responsesOf(modelPy, result);
+    } catch (err) {
+      return err as Error;
+    }
   });
 }

@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { EXAMPLES_DIR, readConfig } from './example-repositories';
-import { findPython, runPythonModel, TensorJson } from './python-model-runner';
+import { findPython, runPythonModel, runPythonModels, type ModelJob, type ResponseJson, TensorJson } from './python-model-runner';
 import { itWithTools, type PythonModule } from '../tools';
 
 const SENTIMENT = join(EXAMPLES_DIR, 'sentiment_onnx');
@@ -59,17 +59,76 @@ describe('python models of the examples', () => {
   });
 });
 
-describe('sentiment_onnx python models', () => {
-  const expected = JSON.parse(readFileSync(join(SENTIMENT, 'expected_outputs.json'), 'utf8')) as {
-    examples: { text: string; input_ids: number[]; logits: number[]; probabilities: number[]; label: string }[];
-  };
-  const preprocess = join(SENTIMENT, 'preprocess', '1', 'model.py');
-  const postprocess = join(SENTIMENT, 'postprocess', '1', 'model.py');
+const expected = JSON.parse(readFileSync(join(SENTIMENT, 'expected_outputs.json'), 'utf8')) as {
+  examples: { text: string; input_ids: number[]; logits: number[]; probabilities: number[]; label: string }[];
+};
+const SENTIMENT_PRE = join(SENTIMENT, 'preprocess', '1', 'model.py');
+const SENTIMENT_POST = join(SENTIMENT, 'postprocess', '1', 'model.py');
+const LONG = Array.from({ length: 20 }, () => 'great').join(' ');
+/** ensemble_hf postprocess's input: two sentences of 128 tokens of width 384, 5 and 128 of them attended. */
+const [BATCH, TOKENS, WIDTH] = [2, 128, 384];
+const EMBEDS = Array.from({ length: BATCH * TOKENS * WIDTH }, (_, i) => Math.sin(i * 0.37) * ((i % 7) + 1));
+const ATTENDED = [5, 128];
+const MASK = Array.from({ length: BATCH * TOKENS }, (_, i) => (i % TOKENS < ATTENDED[Math.floor(i / TOKENS)]! ? 1 : 0));
 
+/** What each test below runs through a model that needs only numpy. */
+const numpyJobs = (): Record<string, ModelJob> => ({
+  documentedIds: {
+    modelPy: SENTIMENT_PRE,
+    config: readConfig(SENTIMENT, 'preprocess'),
+    requests: [{ text: text(expected.examples.map((e) => e.text)) }],
+  },
+  truncatedIds: {
+    modelPy: SENTIMENT_PRE,
+    config: readConfig(SENTIMENT, 'preprocess'),
+    requests: [{ text: text([LONG, 'Zyzzyva qwerty', '']) }],
+  },
+  documentedLabels: {
+    modelPy: SENTIMENT_POST,
+    config: readConfig(SENTIMENT, 'postprocess'),
+    requests: [
+      { logits: { datatype: 'FP32', shape: [expected.examples.length, 2], data: expected.examples.flatMap((e) => e.logits) } },
+    ],
+  },
+  batchOfRequests: {
+    modelPy: SENTIMENT_POST,
+    config: readConfig(SENTIMENT, 'postprocess'),
+    requests: [
+      { logits: { datatype: 'FP32', shape: [1, 2], data: [1000, -1000] } },
+      { logits: { datatype: 'FP32', shape: [2, 2], data: [0, 0, -3, 3] } },
+    ],
+  },
+  meanPooled: {
+    modelPy: join(HF, 'postprocess', '1', 'model.py'),
+    config: readConfig(HF, 'postprocess'),
+    requests: [
+      {
+        TOKEN_EMBEDS_POST: { datatype: 'FP32', shape: [BATCH, TOKENS, WIDTH], data: EMBEDS },
+        ATTENTION_POST: { datatype: 'INT32', shape: [BATCH, TOKENS], data: MASK },
+      },
+    ],
+  },
+});
+
+let numpyResults: Record<string, ResponseJson[] | Error> | undefined;
+/**
+ * The responses to the job `name` of numpyJobs: every job runs in one python the first time a test asks (a python per
+ * job would import numpy, a third of a second of CPU, for each), each model loaded afresh as runPythonModel loads it.
+ */
+function responsesTo(python: string, name: string): ResponseJson[] {
+  if (!numpyResults) {
+    const jobs = numpyJobs();
+    const results = runPythonModels(python, Object.values(jobs));
+    numpyResults = Object.fromEntries(Object.keys(jobs).map((key, i) => [key, results[i]!]));
+  }
+  const result = numpyResults[name]!;
+  if (result instanceof Error) throw result;
+  return result;
+}
+
+describe('sentiment_onnx python models', () => {
   itWithPython('preprocess turns the documented sentences into the documented word ids', ['numpy'], (python) => {
-    const [response] = runPythonModel(python, preprocess, readConfig(SENTIMENT, 'preprocess'), [
-      { text: text(expected.examples.map((e) => e.text)) },
-    ]);
+    const [response] = responsesTo(python, 'documentedIds');
     expect(response!.input_ids).toEqual({
       datatype: 'INT64',
       shape: [expected.examples.length, 16],
@@ -78,10 +137,7 @@ describe('sentiment_onnx python models', () => {
   });
 
   itWithPython('preprocess truncates long sentences, maps unknown words to 1 and pads with 0', ['numpy'], (python) => {
-    const long = Array.from({ length: 20 }, () => 'great').join(' ');
-    const [response] = runPythonModel(python, preprocess, readConfig(SENTIMENT, 'preprocess'), [
-      { text: text([long, 'Zyzzyva qwerty', '']) },
-    ]);
+    const [response] = responsesTo(python, 'truncatedIds');
     const rows = response!.input_ids!.data as number[];
     const great = rows[0]!;
     expect(great).toBeGreaterThan(1);
@@ -91,9 +147,7 @@ describe('sentiment_onnx python models', () => {
   });
 
   itWithPython('postprocess turns the documented logits into the documented probabilities and labels', ['numpy'], (python) => {
-    const [response] = runPythonModel(python, postprocess, readConfig(SENTIMENT, 'postprocess'), [
-      { logits: { datatype: 'FP32', shape: [expected.examples.length, 2], data: expected.examples.flatMap((e) => e.logits) } },
-    ]);
+    const [response] = responsesTo(python, 'documentedLabels');
     expect(response!.label).toEqual(text(expected.examples.map((e) => e.label)));
     expect(response!.probabilities!.datatype).toBe('FP32');
     expect(response!.probabilities!.shape).toEqual([expected.examples.length, 2]);
@@ -102,10 +156,7 @@ describe('sentiment_onnx python models', () => {
   });
 
   itWithPython('postprocess answers each request of a batch of requests separately', ['numpy'], (python) => {
-    const responses = runPythonModel(python, postprocess, readConfig(SENTIMENT, 'postprocess'), [
-      { logits: { datatype: 'FP32', shape: [1, 2], data: [1000, -1000] } },
-      { logits: { datatype: 'FP32', shape: [2, 2], data: [0, 0, -3, 3] } },
-    ]);
+    const responses = responsesTo(python, 'batchOfRequests');
     expect(responses.map((r) => r.label!.data)).toEqual([['negative'], ['negative', 'positive']]);
     expect(responses[0]!.probabilities!.data).toEqual([1, 0]); // no overflow for large logits
     expect(responses[1]!.probabilities!.data[0]).toBeCloseTo(0.5, 6);
@@ -113,29 +164,18 @@ describe('sentiment_onnx python models', () => {
 });
 
 describe('ensemble_hf python models', () => {
-  const postprocess = join(HF, 'postprocess', '1', 'model.py');
-
   itWithPython('postprocess mean-pools only the attended tokens and L2-normalises', ['numpy'], (python) => {
-    const [batch, tokens, width] = [2, 128, 384];
-    const embeds = Array.from({ length: batch * tokens * width }, (_, i) => Math.sin(i * 0.37) * ((i % 7) + 1));
-    const attended = [5, 128];
-    const mask = Array.from({ length: batch * tokens }, (_, i) => (i % tokens < attended[Math.floor(i / tokens)]! ? 1 : 0));
-    const [response] = runPythonModel(python, postprocess, readConfig(HF, 'postprocess'), [
-      {
-        TOKEN_EMBEDS_POST: { datatype: 'FP32', shape: [batch, tokens, width], data: embeds },
-        ATTENTION_POST: { datatype: 'INT32', shape: [batch, tokens], data: mask },
-      },
-    ]);
+    const [response] = responsesTo(python, 'meanPooled');
     const out = response!.SENT_EMBED!;
-    expect(out.shape).toEqual([batch, width]);
-    for (let b = 0; b < batch; b++) {
-      const mean = Array.from({ length: width }, (_, d) => {
+    expect(out.shape).toEqual([BATCH, WIDTH]);
+    for (let b = 0; b < BATCH; b++) {
+      const mean = Array.from({ length: WIDTH }, (_, d) => {
         let sum = 0;
-        for (let t = 0; t < attended[b]!; t++) sum += Math.fround(embeds[(b * tokens + t) * width + d]!);
-        return sum / attended[b]!;
+        for (let t = 0; t < ATTENDED[b]!; t++) sum += Math.fround(EMBEDS[(b * TOKENS + t) * WIDTH + d]!);
+        return sum / ATTENDED[b]!;
       });
       const norm = Math.hypot(...mean);
-      const row = (out.data as number[]).slice(b * width, (b + 1) * width);
+      const row = (out.data as number[]).slice(b * WIDTH, (b + 1) * WIDTH);
       row.forEach((v, d) => expect(v).toBeCloseTo(mean[d]! / norm, 5));
       expect(Math.hypot(...row)).toBeCloseTo(1, 5);
     }

@@ -3,7 +3,7 @@
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
 
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForkServer } from '../../lib/python-auto-complete/fork-server';
 import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOptions } from '../../lib/python-auto-complete/run';
@@ -50,6 +50,12 @@ class TritonPythonModel:
         return config
 `;
 
+/**
+ * A model that hangs: it never returns, and costs no CPU while the test waits for its timeout (a loop that spins would
+ * burn a core for the whole timeout; what is proven, the server killing it at its deadline, is the same).
+ */
+const HANGS = `import time\nwhile True:\n    time.sleep(60)\n`;
+
 /** What each model does, as model.py text. */
 const MODELS: Record<string, string> = {
   completes: COMPLETES,
@@ -90,6 +96,21 @@ async function eachAlone(jobs: AutoCompleteJob[], options: RunOptions) {
   return results;
 }
 
+/** Resolves when `name` appears in `dir` (an event, not a poll), or at `deadlineMs` (the assertions after it then fail). */
+function appears(dir: string, name: string, deadlineMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      watcher.close();
+      clearTimeout(timer);
+      resolve();
+    };
+    const watcher = watch(dir, (_event, file) => {
+      if (file === name) done();
+    });
+    const timer = setTimeout(done, deadlineMs);
+  });
+}
+
 const inputNames = (r: { ok: boolean; config?: Record<string, unknown> }) =>
   r.ok ? (r.config!.input as { name: string }[]).map((i) => i.name) : undefined;
 
@@ -119,7 +140,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   });
 
   it('times out a model that hangs, and only that one', async () => {
-    const jobs = jobsFor({ hangs: `while True:\n    pass\n${COMPLETES}`, completes: COMPLETES });
+    const jobs = jobsFor({ hangs: `${HANGS}${COMPLETES}`, completes: COMPLETES });
     const timeoutMs = loadScaled(3000);
     const results = await runAutoComplete(jobs, { python, timeoutMs });
     const message = `did not finish within ${Math.round(timeoutMs / 1000)} s`;
@@ -159,15 +180,18 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   });
 
   it('is cancelled by the signal, and leaves no model running', async () => {
-    const pidFile = join(makeRepo({ 'keep/': null }), 'keep', 'pid');
+    const keep = join(makeRepo({ 'keep/': null }), 'keep');
+    const pidFile = join(keep, 'pid');
+    // The model writes its pid under another name and renames it: the file appears whole, in one event.
     const jobs = jobsFor({
-      hangs: `import os\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))\nwhile True:\n    pass\n`,
+      hangs: `import os\nopen(${JSON.stringify(`${pidFile}.tmp`)}, "w").write(str(os.getpid()))\n` +
+        `os.replace(${JSON.stringify(`${pidFile}.tmp`)}, ${JSON.stringify(pidFile)})\n${HANGS}`,
       completes: COMPLETES,
     });
+    const written = appears(keep, 'pid', loadScaled(20_000));
     const controller = new AbortController();
     const running = runAutoComplete(jobs, { ...options, signal: controller.signal });
-    const deadline = Date.now() + loadScaled(20_000);
-    while (!existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await written; // the model is running: cancel it now
     controller.abort();
     const failure = await running.catch((err: unknown) => err);
     expect(isMmeError(failure, 'ABORTED')).toBe(true);
@@ -183,10 +207,10 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   });
 
   /** A repository of two python models, one of them not compiling (`def f(:`), for the syntax check. */
-  const syntaxRepo = () =>
+  const syntaxRepo = (okTail = '') =>
     makeRepo({
       'ok/config.pbtxt': 'backend: "python"',
-      'ok/1/model.py': COMPLETES,
+      'ok/1/model.py': COMPLETES + okTail,
       'bad/config.pbtxt': 'backend: "python"',
       'bad/1/model.py': `def f(:\n    pass\n${COMPLETES}`,
     });
@@ -194,10 +218,15 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
 
   it('checks model.py syntax in the session\'s python, with --run-python or without, as a python of its own does', async () => {
     const dir = makeRepo({ 'bin/': null });
+    /** A python3 that records each start in `log`. */
+    const countingPython = (name: string, log: string) => {
+      const path = join(dir, 'bin', name);
+      writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
+      chmodSync(path, 0o755);
+      return path;
+    };
     const log = join(dir, 'starts');
-    const counting = join(dir, 'bin', 'python3');
-    writeFileSync(counting, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
-    chmodSync(counting, 0o755);
+    const counting = countingPython('python3', log);
     const repo = syntaxRepo();
     const own = await validateRepository(repo, { pythonSyntax: { python } });
     expect(syntaxOf(own)).toEqual([expect.objectContaining({ model: 'bad', file: 'bad/1/model.py', line: 1 })]);
@@ -207,16 +236,32 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
     const session = AutoCompleteSession.open({ python: counting });
     try {
       expect((await validateRepository(repo, { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
-      const withRun = await validateRepository(repo, { runPython: { session } });
+      // Other bytes in `ok` (a comment): checked anew, not answered from the check above.
+      const withRun = await validateRepository(syntaxRepo('# again\n'), { runPython: { session } });
       expect(syntaxOf(withRun)).toEqual(syntaxOf(own));
       // Only `ok` ran (a model that does not compile is not imported), in a process the session's python forked.
       expect(withRun.models.map((m) => m.name).sort()).toEqual(['bad', 'ok']);
+      expect(readFileSync(log, 'utf8')).toBe('started\n');
+
+      // Files it checked once are not checked again: with its python gone (a model killed it), a copy of `repo` gets
+      // the verdicts it gave, where a check of its own would start the python MME_DEPLOY_PYTHON now names.
+      const killer = REPORTS_PARENT.replace(
+        'class TritonPythonModel:',
+        'if _parent_is_server():\n    os.kill(os.getppid(), 9)\n\n\nclass TritonPythonModel:',
+      );
+      await validateRepository(makeRepo({ 'k/config.pbtxt': 'backend: "python"', 'k/1/model.py': killer }), { runPython: { session } });
+      const later = join(dir, 'later-starts');
+      process.env.MME_DEPLOY_PYTHON = countingPython('python3-later', later);
+      expect((await validateRepository(syntaxRepo(), { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
+      expect(existsSync(later)).toBe(false);
+      // A file it did not check is checked in a python of its own (the session's is gone), as MME_DEPLOY_PYTHON says.
+      expect(syntaxOf(await validateRepository(syntaxRepo('# new\n'), { pythonSyntax: { session } }))).toEqual(syntaxOf(own));
+      expect(readFileSync(later, 'utf8')).toBe('started\n');
     } finally {
       await session.close();
       if (named === undefined) delete process.env.MME_DEPLOY_PYTHON;
       else process.env.MME_DEPLOY_PYTHON = named;
     }
-    expect(readFileSync(log, 'utf8')).toBe('started\n');
   });
 
   it.each([

@@ -129,7 +129,8 @@ class TritonPythonModel:
 
   it('gives up on a model that hangs, with a warning, after the timeout', async () => {
     const report = await run(
-      { 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `while True:\n    pass\n${TOKENIZER_PY}` },
+      // It sleeps forever rather than spin: the same hang to the timeout, without a core burnt while the test waits.
+      { 'tok/config.pbtxt': 'backend: "python"', 'tok/1/model.py': `import time\nwhile True:\n    time.sleep(60)\n${TOKENIZER_PY}` },
       { timeoutMs: 1000 },
     );
     expect(report.ok).toBe(true);

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { checkPythonSyntax } from '../../lib/python-auto-complete/syntax-check';
 import { validateRepository } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
-import { suiteFor } from '../tools';
+import { pythonWith, suiteFor } from '../tools';
 
 const work = mkdtempSync(join(tmpdir(), 'mme-syntax-'));
 afterAll(() => {
@@ -34,10 +34,16 @@ function pythonRepo(sources: Record<string, string | Buffer>): string {
   return makeRepo(files);
 }
 
+/**
+ * python3 itself (sys.executable, test/tools.ts), for what the tests start on their own: `python3` on PATH is often a
+ * shim (pyenv: about 0.7 s of CPU a start, a chain of bash scripts) that only the product's own first start must pay.
+ */
+const PYTHON3 = pythonWith([]) ?? 'python3';
+
 /** An interpreter that records each start in `log`, then runs python3: how many processes a run starts. */
 function countingPython(log: string): string {
   const path = join(work, `python-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec python3 "$@"\n`);
+  writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${PYTHON3}' "$@"\n`);
   chmodSync(path, 0o755);
   return path;
 }
@@ -94,7 +100,7 @@ suiteFor({ tools: ['python3'] })('model.py syntax check', () => {
   it('runs no site-packages code: a .pth file that prints and writes neither runs nor spoils the answer', async () => {
     // A virtual environment of python3 (what `python3 -m venv --without-pip` writes) whose site-packages holds a .pth
     // line that `site` runs at start-up: it prints into stdout, where the checker answers, and leaves a marker.
-    const asked = spawnSync('python3', ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], {
+    const asked = spawnSync(PYTHON3, ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], {
       encoding: 'utf8',
     });
     const [executable, version] = asked.stdout.trim().split('\n') as [string, string];

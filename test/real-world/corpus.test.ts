@@ -1,4 +1,4 @@
-// Slow: ~35 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~25 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The validator against public Triton repositories as their authors arrange them (test/real-world/corpus.json):
 // every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
 // right file:line, and every mistake seeded into them is caught the same way.
@@ -38,7 +38,8 @@ const itWithOnnx = testFor({ python: ['onnx', 'numpy'] });
 const itWithPython = testFor({ python: [] });
 let onnxDir: string | undefined;
 // One python for every validation: it forks each model's process for --run-python (numpy imported once, not per
-// model), and a process for each repository's model.py syntax check (no python started per repository).
+// model), and a process for each repository's model.py syntax check (no python started per repository; files it
+// checked once, as a case validated again with --run-python or as an MME archive, are answered without a process).
 let session: AutoCompleteSession | undefined;
 
 beforeAll(() => {

@@ -1,14 +1,16 @@
-"""Runs one Triton python model.py outside Triton (with the test double of triton_python_backend_utils) for the
+"""Runs Triton python model.py files outside Triton (with the test double of triton_python_backend_utils) for the
 examples' tests. Reads a JSON job on stdin, writes the responses as JSON on stdout.
 
 Job: {"model_py": path, "model_config": <Triton's JSON form of config.pbtxt>,
       "requests": [{"<input>": {"datatype": "BYTES"|"FP32"|..., "shape": [...], "data": [flat values]}}]}
 Out: {"responses": [{"<output>": {"datatype", "shape", "data"}} | {"error": message}]}
+Or {"jobs": [job, ...]}: {"results": [out | {"failed": traceback}, ...]}, every job in this one process.
 """
 
 import importlib.util
 import json
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +46,7 @@ def from_tensor(tensor):
     return {"datatype": datatype, "shape": list(array.shape), "data": data}
 
 
-def main():
-    job = json.load(sys.stdin)
+def run(job):
     path = Path(job["model_py"]).resolve()
     spec = importlib.util.spec_from_file_location(f"{path.parent.name}.{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
@@ -68,7 +69,7 @@ def main():
     ]
     responses = model.execute(requests)
     if len(responses) != len(requests):
-        sys.exit(f"execute returned {len(responses)} responses for {len(requests)} requests")
+        raise SystemExit(f"execute returned {len(responses)} responses for {len(requests)} requests")
     out = []
     for response in responses:
         if response.has_error():
@@ -77,7 +78,23 @@ def main():
             out.append({t.name(): from_tensor(t) for t in response.output_tensors()})
     if hasattr(model, "finalize"):
         model.finalize()
-    json.dump({"responses": out}, sys.stdout)
+    return {"responses": out}
+
+
+def main():
+    job = json.load(sys.stdin)
+    if "jobs" not in job:
+        json.dump(run(job), sys.stdout)
+        return
+    # Several jobs, one process (numpy imported once): each model is loaded afresh, from its own module object, and a
+    # job that fails is reported as its own failure, with its traceback.
+    results = []
+    for one in job["jobs"]:
+        try:
+            results.append(run(one))
+        except BaseException:  # noqa: B036  (SystemExit too: one job's failure, not the batch's)
+            results.append({"failed": traceback.format_exc()})
+    json.dump({"results": results}, sys.stdout)
 
 
 if __name__ == "__main__":
