@@ -1,5 +1,5 @@
-/** Jest runs the TypeScript sources directly (with source maps, so failures point at the line in the .ts file);
- * `npm run typecheck` does the type checking. */
+/** Jest runs the TypeScript sources directly, esbuild stripping the types (test/esbuild-transform.js: with source maps,
+ * so failures point at the line in the .ts file); `npm run typecheck` does the type checking. */
 const { cpus, loadavg } = require('node:os');
 
 // Timeouts scale with the machine's load, so a busy machine slows the suite down instead of failing it: the factor
@@ -14,9 +14,7 @@ module.exports = {
   testEnvironment: '<rootDir>/test/jest-environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: { ...require('./tsconfig.json').compilerOptions, sourceMap: true } }],
-  },
+  transform: { '^.+\\.ts$': '<rootDir>/test/esbuild-transform.js' },
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   setupFilesAfterEnv: [
     '<rootDir>/test/setup-timeouts.ts',
@@ -28,6 +26,8 @@ module.exports = {
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: Math.round(60000 * Number(process.env.MME_TEST_TIMEOUT_SCALE)),
   maxWorkers: 2,
+  // No watchman on the machines this runs on: without this, every Jest process first starts `watchman` to find out.
+  watchman: false,
   // Long files first, also on a clean clone where Jest has no timings (test/sequencer.js).
   testSequencer: '<rootDir>/test/sequencer.js',
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],

@@ -2,10 +2,10 @@
 // only Node, `npm test` skips those tests and says what to install; under CI=true the same run fails.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { findTools, INSTALL, INVENTORY_VARIABLE, onPath, probeTools, SKIP_LOG_VARIABLE, underCi } from './tools';
+import { delimiter, join } from 'node:path';
+import { findTools, INSTALL, INVENTORY_VARIABLE, onPath, probeTools, SKIP_LOG_VARIABLE, testFor, underCi } from './tools';
 
 const ROOT = join(__dirname, '..');
 const nothing = { tools: {}, pythons: [] };
@@ -48,6 +48,21 @@ describe('finding tools', () => {
       expect(probeTools({ PATH: empty })).toEqual(nothing);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  testFor({ tools: ['python3'] })('asks each python3 once, however many ways PATH reaches it', () => {
+    const python = findTools({ tools: ['python3'] });
+    const dir = mkdtempSync(join(tmpdir(), 'mme-two-paths-'));
+    try {
+      mkdirSync(join(dir, 'a'));
+      symlinkSync(python.ok ? python.paths.python3! : 'python3', join(dir, 'a', 'python3'));
+      symlinkSync(join(dir, 'a'), join(dir, 'b'));
+      const probed = probeTools({ PATH: [join(dir, 'a'), join(dir, 'b')].join(delimiter) });
+      expect(probed.pythons).toHaveLength(1);
+      expect(probed.tools.python3).toBe(probed.pythons[0]!.path);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -3,7 +3,7 @@
 // Tools are looked up on PATH only (MME_DEPLOY_TEST_PYTHON may name a python3), never at one machine's paths.
 
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Python modules the tests import, by their import name. */
@@ -74,7 +74,12 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
   }
   const pythons: Array<{ path: string; modules: PythonModule[] }> = [];
   const candidates = [env.MME_DEPLOY_TEST_PYTHON, ...onPath('python3', env.PATH)].filter((p): p is string => Boolean(p));
+  // One start per interpreter: /bin/python3 and /usr/bin/python3 are one file where /bin links to usr/bin.
+  const files = new Set<string>();
   for (const candidate of new Set(candidates)) {
+    const file = realFile(candidate);
+    if (files.has(file)) continue;
+    files.add(file);
     const run = spawnSync(candidate, ['-c', PROBE, ...PYTHON_MODULES], { encoding: 'utf8', timeout: 60_000, env });
     if (run.status !== 0) continue;
     try {
@@ -87,6 +92,14 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
   }
   if (pythons.length > 0) tools.python3 = pythons[0]!.path;
   return { tools, pythons };
+}
+
+function realFile(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 let inventory: ToolInventory | undefined;

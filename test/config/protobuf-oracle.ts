@@ -100,9 +100,13 @@ json.dump(out, sys.stdout)
  */
 const CACHE_DIR = join(__dirname, '..', '..', 'node_modules', '.cache', 'mme-protobuf-oracle');
 
+let protocVersion: string | undefined;
+
 function cacheFile(proto: string): string | undefined {
   if (process.env.MME_PROTOBUF_ORACLE_CACHE === 'off') return undefined;
-  const protoc = spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
+  // One `protoc --version` per process: the conformance suites call the oracle once per group of texts.
+  protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const protoc = protocVersion;
   return join(CACHE_DIR, `${createHash('sha256').update(`${protoc}\0${proto}`).digest('hex').slice(0, 32)}.json`);
 }
 
@@ -144,11 +148,21 @@ export async function runOracle(schema: SchemaDescriptor, texts: readonly string
   return keys.map((key) => cached[key]!);
 }
 
+/**
+ * protoc's verdict on each of `texts` read alone: one `protoc --encode` run per text, as runOracle gives for a single
+ * text, never the cache. Only the .proto's compilation and the python that decodes what protoc encoded are shared
+ * (neither reads the texts), so the answers are runOracle(schema, [text]) for each text, for a fraction of the
+ * process starts.
+ */
+export async function runOracleAlone(schema: SchemaDescriptor, texts: readonly string[]): Promise<OracleResult[]> {
+  return runProtoc(protoFromDescriptor(schema), texts, { batch: false });
+}
+
 /** Runs protoc's text parser over `texts` (many texts per run, see answerAll) and decodes what it accepted. */
-async function runProtoc(proto: string, texts: readonly string[]): Promise<OracleResult[]> {
+async function runProtoc(proto: string, texts: readonly string[], options = { batch: true }): Promise<OracleResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'mme-protobuf-oracle-'));
   try {
-    return await runProtocIn(dir, proto, texts);
+    return await runProtocIn(dir, proto, texts, options.batch);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -169,7 +183,7 @@ interface Encoded {
   readonly err: string;
 }
 
-async function runProtocIn(dir: string, proto: string, texts: readonly string[]): Promise<OracleResult[]> {
+async function runProtocIn(dir: string, proto: string, texts: readonly string[], batch: boolean): Promise<OracleResult[]> {
   writeFileSync(join(dir, 'model_config.proto'), `${proto}\nmessage ${BATCH_MESSAGE} {\n  repeated ModelConfig ${ITEM_FIELD} = 1;\n}\n`);
   const compile = spawnSync('protoc', [`-I${dir}`, `--descriptor_set_out=${join(dir, 'set.pb')}`, 'model_config.proto'], {
     encoding: 'utf8',
@@ -196,7 +210,7 @@ async function runProtocIn(dir: string, proto: string, texts: readonly string[])
   };
   const batches: number[][] = [];
   const batchable: number[] = [];
-  for (let i = 0; i < texts.length; i++) (texts[i]!.includes(ITEM_FIELD) ? batches.push([i]) : batchable.push(i));
+  for (let i = 0; i < texts.length; i++) (!batch || texts[i]!.includes(ITEM_FIELD) ? batches.push([i]) : batchable.push(i));
   for (let i = 0; i < batchable.length; i += BATCH_SIZE) batches.push(batchable.slice(i, i + BATCH_SIZE));
   let next = 0;
   await Promise.all(

@@ -1,11 +1,19 @@
 import { join } from 'node:path';
 import { savedModel } from '../model-files/tensorflow-writer';
 import { torchScript } from '../model-files/torchscript-writer';
-import { validateRepository } from '../../lib/repository/validate';
+import { AutoCompleteSession } from '../../lib/python-auto-complete/run';
+import { validateRepository as validateAlone, type ValidateOptions } from '../../lib/repository/validate';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
 import { FLOAT, onnxModel } from '../model-files/onnx-writer';
 
 afterAll(removeRepos);
+
+// The model.py syntax check of every validation here runs in one python, started once (a session's fork server),
+// instead of one python per validation: the same check, for one interpreter start.
+let session: AutoCompleteSession;
+beforeAll(() => (session = AutoCompleteSession.open()));
+afterAll(() => session.close());
+const validateRepository = (path: string, options: ValidateOptions = {}) => validateAlone(path, { ...options, pythonSyntax: { session } });
 
 const IO = `
 input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 3, 4 ] } ]
