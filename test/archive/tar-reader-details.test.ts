@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -752,6 +752,7 @@ describe('extractTarGz: details', () => {
     await expect(extractTarGz(archiveOf(fileMember(`m/${long}`, 'x')), join(dir.path, 'o1'))).rejects.toMatchObject({
       code: 'TAR_UNSAFE_ENTRY',
       message: expect.stringMatching(new RegExp(`^cannot extract "m/${long}": ENAMETOOLONG`)),
+      cause: expect.objectContaining({ code: 'ENAMETOOLONG' }),
     });
     await expect(extractTarGz(archiveOf(directoryMember(`m/${long}`)), join(dir.path, 'o2'))).rejects.toMatchObject({
       code: 'TAR_UNSAFE_ENTRY',
@@ -768,6 +769,18 @@ describe('extractTarGz: details', () => {
     });
   });
 
+  it('refuses a symbolic link already in the destination with the whole remedy', async () => {
+    const out = join(dir.path, 'out');
+    mkdirSync(out);
+    symlinkSync(dir.path, join(out, 'm'));
+    await expect(extractTarGz(archiveOf(fileMember('m/a', 'a')), out)).rejects.toMatchObject({
+      code: 'TAR_UNSAFE_ENTRY',
+      message:
+        `"m" is a symbolic link already in ${out}; extracting through it could write outside. ` +
+        'Extract into an empty directory, or remove the link.',
+    });
+  });
+
   it('makes each directory once, and accepts one the archive names again', async () => {
     const out = join(dir.path, 'out');
     mkdirSync(join(out, 'm'), { recursive: true });
@@ -776,6 +789,7 @@ describe('extractTarGz: details', () => {
       out,
     );
     expect(paths).toEqual(['m', 'm/1/a', 'm/1', 'm/1/b']);
+    expect([readdirSync(out), readdirSync(join(out, 'm')).sort()]).toEqual([['m'], ['1']]);
     expect([readFileSync(join(out, 'm/1/a'), 'utf8'), readFileSync(join(out, 'm/1/b'), 'utf8')]).toEqual(['a', 'b']);
   });
 });
