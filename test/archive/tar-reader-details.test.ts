@@ -114,6 +114,11 @@ describe('readTarGz: the entries', () => {
     expect(gnuListing(dir.path, tar)).toEqual(['m/from-x-header.txt']);
   });
 
+  it('takes a GNU long name that starts with a NUL as empty, which names the root: "."', async () => {
+    const tar = tarOf(gnuLong('L', '\u0000m/after-the-nul'), member({ name: 'short', size: 1 }, 'x'));
+    expect((await listEntries(gzipOf(tar))).map((e) => [e.path, e.type])).toEqual([['.', 'file']]);
+  });
+
   it("takes GNU long names ('L') and long link names ('K') up to their first NUL, for the next entry only", async () => {
     const longTarget = `../${'t'.repeat(150)}`;
     const tar = tarOf(
