@@ -6,7 +6,9 @@
 // KServe codec's, against 68 s for all modules', on a loaded 2-core machine) and Jest runs only the test files that
 // import it, found once (an initial test run of 5 s for write-file.ts against 82 s for the whole mutation suite).
 // Each module keeps its own incremental file (reports/mutation/incremental/), so a second run tests only the mutants
-// whose code or covering tests changed; pass --force to test them all again.
+// whose code or covering tests changed; pass --force to test them all again. --tests <file,...> runs those test files
+// instead of all that import the module (say why in the run's notes: a slow end-to-end file that covers nothing the
+// module's own tests leave out).
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
@@ -22,11 +24,18 @@ const RUN_TSCONFIG = 'tsconfig.mutation-run.json';
 const base = JSON.parse(readFileSync(join(ROOT, 'stryker.config.json'), 'utf8'));
 const modules = [];
 const passThrough = [];
+/** Test files given with --tests, in place of those found for each module. */
+let chosenTests;
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--mutate' || args[i] === '-m') {
     if (args[i + 1] === undefined) usage('--mutate needs a module path (a file or a glob of stryker.config.json)');
     modules.push(...args[++i].split(','));
+  } else if (args[i] === '--tests') {
+    if (args[i + 1] === undefined) usage('--tests needs test files, separated by commas');
+    chosenTests = args[++i].split(',').filter(Boolean);
+    const missing = chosenTests.find((file) => !existsSync(join(ROOT, file)));
+    if (missing !== undefined) usage(`--tests: no file ${missing}`);
   } else if (args[i].startsWith('--mutate=')) {
     modules.push(...args[i].slice('--mutate='.length).split(','));
   } else {
@@ -41,7 +50,8 @@ function slug(module) {
 }
 
 function usage(message) {
-  console.error(`mme-deploy mutation: ${message}. Usage: npm run test:mutation -- [--mutate <module>]... [stryker options]`);
+  const options = '[--mutate <module>]... [--tests <file,...>] [stryker options]';
+  console.error(`mme-deploy mutation: ${message}. Usage: npm run test:mutation -- ${options}`);
   process.exit(2);
 }
 
@@ -100,7 +110,7 @@ for (const module of modules) {
   const file = module.replace(/:\d+(:\d+)?-\d+(:\d+)?$/, '');
   const tsconfig = { extends: './tsconfig.json', compilerOptions: { types: ['node'] }, include: [file] };
   writeFileSync(join(ROOT, RUN_TSCONFIG), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  const tests = relatedTests(module);
+  const tests = chosenTests ?? relatedTests(module);
   if (tests.length === 0) usage(`no test in jest.mutation.config.js imports ${module}`);
   const load = loadavg()[0];
   const started = Date.now();

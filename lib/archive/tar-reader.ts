@@ -127,7 +127,7 @@ export async function extractTarGz(archive: string, destDir: string, options: Ex
       // Made last, once every file is written, so nothing is ever written through one.
     } else if (action === 'hardlink') {
       await directories.make(posix.dirname(entry.path));
-      const existing = join(root, (entry.linkName ?? '').replace(/^(\.\/)+/, ''));
+      const existing = join(root, entry.linkName ?? '');
       await createReplacing(root, entry.path, (target) => link(existing, target));
     } else if (entry.type === 'directory') {
       await directories.make(entry.path);

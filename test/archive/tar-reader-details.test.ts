@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -112,6 +112,11 @@ describe('readTarGz: the entries', () => {
     const tar = tarOf(member({ name: 'X', typeflag: 'X', size: records.length }, records), fileMember('m/short', 'x'));
     expect((await listEntries(gzipOf(tar))).map((e) => e.path)).toEqual(['m/from-x-header.txt']);
     expect(gnuListing(dir.path, tar)).toEqual(['m/from-x-header.txt']);
+  });
+
+  it('takes a GNU long name that starts with a NUL as empty, which names the root: "."', async () => {
+    const tar = tarOf(gnuLong('L', '\u0000m/after-the-nul'), member({ name: 'short', size: 1 }, 'x'));
+    expect((await listEntries(gzipOf(tar))).map((e) => [e.path, e.type])).toEqual([['.', 'file']]);
   });
 
   it("takes GNU long names ('L') and long link names ('K') up to their first NUL, for the next entry only", async () => {
@@ -600,6 +605,18 @@ describe('ExtractionVerdict', () => {
       expect([...verdict.finish()]).toEqual([['m/up', '../m/x']]);
     });
 
+    it('takes a link without a link name as a link to "", and refuses a link named "." like a file', () => {
+      const verdict = new ExtractionVerdict('inside');
+      expect(verdict.check(entry('m/l', { type: 'symlink', typeflag: '2' }))).toBe('symlink');
+      expect(() => verdict.check(entry('m/h', { type: 'other', typeflag: '1' }))).toThrow(
+        `entry "m/h" is a hard link to "", which is not a regular file earlier in the archive${rebuild}`,
+      );
+      // An entry named "./" (the root) that is a link: extracting it would replace the destination itself.
+      expect(() => verdict.check(symlink('.', 'm'))).toThrow(`entry "." is a file with an empty name${rebuild}`);
+      expect(() => verdict.check(hardLink('.', 'm/a'))).toThrow(`entry "." is a file with an empty name${rebuild}`);
+      expect([...verdict.finish()]).toEqual([['m/l', '']]);
+    });
+
     it('refuses, once all are known, a symbolic link that leads out', () => {
       const verdict = new ExtractionVerdict('inside');
       verdict.check(symlink('m/up', '../../x'));
@@ -632,7 +649,19 @@ describe('extractTarGz: details', () => {
     await expect(extractTarGz(archiveOf(fileMember('m/a', 'a')), dest)).rejects.toMatchObject({
       code: 'UNWRITABLE',
       message: expect.stringMatching(new RegExp(`^cannot create ${dest}: ENOTDIR`)),
+      cause: expect.objectContaining({ code: 'ENOTDIR', path: dest }),
     });
+  });
+
+  it('stops with ABORTED when the signal has fired, leaving the destination it made empty', async () => {
+    const out = join(dir.path, 'out');
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(extractTarGz(archiveOf(fileMember('m/a', 'a')), out, { signal: aborted.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
+      message: 'interrupted while reading the archive.',
+    });
+    expect(readdirSync(out)).toEqual([]);
   });
 
   it('writes permission bits as stored (no set-user-ID), and 644 when none are stored', async () => {
@@ -663,6 +692,28 @@ describe('extractTarGz: details', () => {
     });
     expect(readFileSync(join(out, 'e/y'), 'utf8')).toBe('e');
     expect(() => statSync(join(out, 'f'))).toThrow();
+  });
+
+  it('counts top-level names whole, not by their first characters', async () => {
+    const archive = archiveOf(fileMember('ab/x', 'x'), fileMember('ab/y', 'y'), fileMember('ac/z', 'z'));
+    expect(await extractTarGz(archive, join(dir.path, 'two'), { maxTopLevel: 2 })).toEqual(['ab/x', 'ab/y', 'ac/z']);
+    await expect(extractTarGz(archive, join(dir.path, 'one'), { maxTopLevel: 1 })).rejects.toMatchObject({
+      code: 'INVALID',
+      message: expect.stringMatching(/^the archive holds more than 1 top-level entries \("ab", "ac", \.\.\.\); /),
+    });
+  });
+
+  it("lets a later directory replace a symbolic link of the same name, with links: 'inside'", async () => {
+    const out = join(dir.path, 'out');
+    const archive = archiveOf(
+      fileMember('m/a', 'a'),
+      member({ name: 'm/l', typeflag: '2', linkName: 'a' }),
+      directoryMember('m/l'),
+      fileMember('m/l/x', 'x'),
+    );
+    expect(await extractTarGz(archive, out, { links: 'inside' })).toEqual(['m/a', 'm/l', 'm/l', 'm/l/x']);
+    expect(lstatSync(join(out, 'm/l')).isDirectory()).toBe(true);
+    expect(readFileSync(join(out, 'm/l/x'), 'utf8')).toBe('x');
   });
 
   it("returns every extracted path in archive order, links included, with links: 'inside'", async () => {
@@ -706,6 +757,7 @@ describe('extractTarGz: details', () => {
     await expect(extractTarGz(archiveOf(fileMember(`m/${long}`, 'x')), join(dir.path, 'o1'))).rejects.toMatchObject({
       code: 'TAR_UNSAFE_ENTRY',
       message: expect.stringMatching(new RegExp(`^cannot extract "m/${long}": ENAMETOOLONG`)),
+      cause: expect.objectContaining({ code: 'ENAMETOOLONG' }),
     });
     await expect(extractTarGz(archiveOf(directoryMember(`m/${long}`)), join(dir.path, 'o2'))).rejects.toMatchObject({
       code: 'TAR_UNSAFE_ENTRY',
@@ -722,6 +774,18 @@ describe('extractTarGz: details', () => {
     });
   });
 
+  it('refuses a symbolic link already in the destination with the whole remedy', async () => {
+    const out = join(dir.path, 'out');
+    mkdirSync(out);
+    symlinkSync(dir.path, join(out, 'm'));
+    await expect(extractTarGz(archiveOf(fileMember('m/a', 'a')), out)).rejects.toMatchObject({
+      code: 'TAR_UNSAFE_ENTRY',
+      message:
+        `"m" is a symbolic link already in ${out}; extracting through it could write outside. ` +
+        'Extract into an empty directory, or remove the link.',
+    });
+  });
+
   it('makes each directory once, and accepts one the archive names again', async () => {
     const out = join(dir.path, 'out');
     mkdirSync(join(out, 'm'), { recursive: true });
@@ -730,6 +794,7 @@ describe('extractTarGz: details', () => {
       out,
     );
     expect(paths).toEqual(['m', 'm/1/a', 'm/1', 'm/1/b']);
+    expect([readdirSync(out), readdirSync(join(out, 'm')).sort()]).toEqual([['m'], ['1']]);
     expect([readFileSync(join(out, 'm/1/a'), 'utf8'), readFileSync(join(out, 'm/1/b'), 'utf8')]).toEqual(['a', 'b']);
   });
 });
