@@ -24,6 +24,7 @@ import { loadScaled } from '../load-scale';
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   version: string;
+  dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -71,6 +72,44 @@ const CDK_VERSIONS = [
  * newest release the range allows. `npm ci` empties it with the rest of node_modules.
  */
 const NEWEST_CACHE = join(root, 'node_modules', '.cache', 'mme-deploy-tests', 'aws-cdk-lib');
+
+/**
+ * Hard-links into `app`'s node_modules the packages of this repository's node_modules that `dependencies` need: their
+ * closure in package-lock.json (dependencies, optional ones and required peers, each found where Node would find it),
+ * nothing more, so that a dependency the package uses but does not declare is still missing in the app.
+ */
+function placeOwn(app: string, dependencies: Record<string, string>): void {
+  type Locked = Partial<Record<'dependencies' | 'optionalDependencies' | 'peerDependencies', Record<string, string>>> & {
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
+  let locked: Record<string, Locked>;
+  try {
+    locked = (JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, Locked> }).packages;
+  } catch {
+    return; // no lock: npm installs everything
+  }
+  const found = new Set<string>();
+  const visit = (from: string, names: Iterable<string>) => {
+    for (const name of names) {
+      // node_modules/<name> in `from`, then in each package above it, then at the top (lock paths: `from` is '' or
+      // node_modules/a/node_modules/b...).
+      let dir = from;
+      while (dir !== '' && locked[`${dir}/node_modules/${name}`] === undefined) {
+        dir = dir.slice(0, Math.max(0, dir.lastIndexOf('/node_modules/')));
+      }
+      const at = dir === '' ? `node_modules/${name}` : `${dir}/node_modules/${name}`;
+      if (locked[at] === undefined || found.has(at) || !existsSync(join(root, at, 'package.json'))) continue;
+      found.add(at);
+      const { dependencies: own, optionalDependencies, peerDependencies, peerDependenciesMeta } = locked[at]!;
+      const peers = Object.keys(peerDependencies ?? {}).filter((peer) => !peerDependenciesMeta?.[peer]?.optional);
+      visit(at, [...Object.keys({ ...own, ...optionalDependencies }), ...peers]);
+    }
+  };
+  visit('', Object.keys(dependencies));
+  // A package's own node_modules comes with it.
+  const tops = [...found].sort().filter((at, i, all) => !all.slice(0, i).some((above) => at.startsWith(`${above}/`)));
+  if (tops.length > 0) execFileSync('cp', ['-al', '--parents', ...tops, app], { cwd: root });
+}
 
 /** The newest aws-cdk-lib in the peer range, as npm resolves it now (its cached metadata first), or undefined. */
 function newestInRange(cwd: string): string | undefined {
@@ -172,6 +211,15 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     readonly synths: Record<string, { readonly outdir: string; readonly stackName: string; readonly run: Ran }>;
   }
   const apps = new Map<string, App>();
+  // The API models are read once for the four templates.
+  let models: ApiModels | null | undefined;
+  const apiModels = () => {
+    if (models === undefined) {
+      const dataDir = botocoreDataDir();
+      models = dataDir ? new ApiModels(dataDir) : null;
+    }
+    return models;
+  };
 
   beforeAll(async () => {
     const packed = JSON.parse(
@@ -185,17 +233,13 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     // that mme-deploy resolves that aws-cdk-lib). Installing twice took twice as long on a loaded machine.
     const first = join(work, 'app-0');
     mkdirSync(join(first, 'node_modules'), { recursive: true });
-    // The minimum aws-cdk-lib and constructs are the exact versions this repository develops against: when its own
-    // node_modules holds them, they are hard-linked into the app (npm keeps a package that satisfies its range), so
-    // that npm unpacks one aws-cdk-lib (some 200 MB) instead of two. The installed-version test below still checks
-    // which version the app resolves.
-    for (const name of ['aws-cdk-lib', 'constructs']) {
-      const own = join(root, 'node_modules', name);
-      const version = existsSync(join(own, 'package.json'))
-        ? (JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string }).version
-        : undefined;
-      if (version === pkg.devDependencies[name]) execFileSync('cp', ['-al', own, join(first, 'node_modules', name)]);
-    }
+    // The minimum aws-cdk-lib and constructs are the exact versions this repository develops against, and the
+    // package's dependencies are in its node_modules too: what the app needs of them is hard-linked into it (npm keeps
+    // a package that satisfies its range, and replaces one that does not), so that npm unpacks one aws-cdk-lib (some
+    // 200 MB) instead of two, and not the AWS SDK again. The installed-version test below still checks which version
+    // the app resolves.
+    const { 'aws-cdk-lib': minimum, constructs } = pkg.devDependencies;
+    placeOwn(first, { ...pkg.dependencies, 'aws-cdk-lib': minimum!, constructs: constructs! });
     const newest = newestInRange(work);
     const cached = newest === undefined ? undefined : join(NEWEST_CACHE, newest);
     if (cached !== undefined && existsSync(join(cached, 'package.json'))) {
@@ -356,8 +400,8 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
           const tagged = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type && r.Properties?.Tags);
           expect(tagged('AWS::ApplicationAutoScaling::ScalableTarget')).toEqual([]);
           expect(tagged('AWS::SageMaker::Endpoint')).toHaveLength(1);
-          const dataDir = botocoreDataDir();
-          if (dataDir) expect(formatFindings(new ApiModels(dataDir).checkTemplate(template).errors)).toBe('');
+          const models = apiModels();
+          if (models) expect(formatFindings(models.checkTemplate(template).errors)).toBe('');
         });
       }
     });
