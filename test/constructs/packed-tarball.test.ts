@@ -1,15 +1,19 @@
-// Slow: ~60 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~50 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
 // synthesized as CommonJS and as ESM; every template goes to the run's cfn-lint and the API-model check.
-// npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies, and the
-// newest aws-cdk-lib it unpacked stays unpacked for the next run (NEWEST_CACHE: 61 s of CPU, against 66 s for a run
-// that unpacks it, at a load of 3). The type checks of both apps run in one process (type-check-configs.cjs), which
-// parses aws-cdk-lib's 4,000 declaration files once per app for all its configs instead of once per `tsc` (the file
-// took 101 s of CPU instead of 128 s, both runs side by side on a loaded machine), the second app's linked packages
-// once for both, and skips the JSDoc that tsc skips (80 to 83 s of CPU instead of 110 s, runs at a load of 6 to 7 on 2
-// cores); then the four synths run side by side.
+// npm works from its cache (--prefer-offline) and finds the package's dependencies and the minimum aws-cdk-lib
+// already in the app, hard-linked from this repository's node_modules (placeOwn: their closure in package-lock.json),
+// so it unpacks only the tarball and TypeScript 5; the newest aws-cdk-lib it unpacked stays unpacked for the next run
+// (NEWEST_CACHE: 61 s of CPU, against 66 s for a run that unpacks it, at a load of 3). The type checks of both apps
+// run in one process (type-check-configs.cjs), which parses aws-cdk-lib's 4,000 declaration files once per app for all
+// its configs instead of once per `tsc` (the file took 101 s of CPU instead of 128 s, both runs side by side on a
+// loaded machine), the second app's linked packages once for both, skips the JSDoc that tsc skips (80 to 83 s of CPU
+// instead of 110 s, runs at a load of 6 to 7 on 2 cores) and, under skipLibCheck, the JSDoc of declaration files
+// (which only checking them reads), and resolves the imports once for configs that resolve alike; then the four synths
+// run side by side. The placed dependencies and these last two took the file from 77 to 88 s of CPU to 68 to 73 s
+// (warm runs, old and new side by side, at loads of 12 to 30 on 2 cores).
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
