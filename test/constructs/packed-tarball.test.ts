@@ -1,4 +1,4 @@
-// Slow: ~50 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~45 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
@@ -12,8 +12,8 @@
 // loaded machine), the second app's linked packages once for both, skips the JSDoc that tsc skips (80 to 83 s of CPU
 // instead of 110 s, runs at a load of 6 to 7 on 2 cores) and, under skipLibCheck, the JSDoc of declaration files
 // (which only checking them reads), and resolves the imports once for configs that resolve alike; then the four synths
-// run side by side. The placed dependencies and these last two took the file from 77 to 88 s of CPU to 68 to 73 s
-// (warm runs, old and new side by side, at loads of 12 to 30 on 2 cores).
+// run side by side. The placed dependencies and these last two took the file from 79 s of CPU to 55 to 57 s (warm
+// runs, one after the other, at a load of 2 to 7 on 2 cores; 77-88 s against 68-73 s side by side at loads of 12-30).
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
