@@ -1,15 +1,19 @@
-// Slow: ~60 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~45 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
 // synthesized as CommonJS and as ESM; every template goes to the run's cfn-lint and the API-model check.
-// npm works from its cache (--prefer-offline), so this takes seconds once the cache holds the dependencies, and the
-// newest aws-cdk-lib it unpacked stays unpacked for the next run (NEWEST_CACHE: 61 s of CPU, against 66 s for a run
-// that unpacks it, at a load of 3). The type checks of both apps run in one process (type-check-configs.cjs), which
-// parses aws-cdk-lib's 4,000 declaration files once per app for all its configs instead of once per `tsc` (the file
-// took 101 s of CPU instead of 128 s, both runs side by side on a loaded machine), the second app's linked packages
-// once for both, and skips the JSDoc that tsc skips (80 to 83 s of CPU instead of 110 s, runs at a load of 6 to 7 on 2
-// cores); then the four synths run side by side.
+// npm works from its cache (--prefer-offline) and finds the package's dependencies and the minimum aws-cdk-lib
+// already in the app, hard-linked from this repository's node_modules (placeOwn: their closure in package-lock.json),
+// so it unpacks only the tarball and TypeScript 5; the newest aws-cdk-lib it unpacked stays unpacked for the next run
+// (NEWEST_CACHE: 61 s of CPU, against 66 s for a run that unpacks it, at a load of 3). The type checks of both apps
+// run in one process (type-check-configs.cjs), which parses aws-cdk-lib's 4,000 declaration files once per app for all
+// its configs instead of once per `tsc` (the file took 101 s of CPU instead of 128 s, both runs side by side on a
+// loaded machine), the second app's linked packages once for both, skips the JSDoc that tsc skips (80 to 83 s of CPU
+// instead of 110 s, runs at a load of 6 to 7 on 2 cores) and, under skipLibCheck, the JSDoc of declaration files
+// (which only checking them reads), and resolves the imports once for configs that resolve alike; then the four synths
+// run side by side. The placed dependencies and these last two took the file from 79 s of CPU to 55 to 57 s (warm
+// runs, one after the other, at a load of 2 to 7 on 2 cores; 77-88 s against 68-73 s side by side at loads of 12-30).
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -24,6 +28,7 @@ import { loadScaled } from '../load-scale';
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   version: string;
+  dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -71,6 +76,44 @@ const CDK_VERSIONS = [
  * newest release the range allows. `npm ci` empties it with the rest of node_modules.
  */
 const NEWEST_CACHE = join(root, 'node_modules', '.cache', 'mme-deploy-tests', 'aws-cdk-lib');
+
+/**
+ * Hard-links into `app`'s node_modules the packages of this repository's node_modules that `dependencies` need: their
+ * closure in package-lock.json (dependencies, optional ones and required peers, each found where Node would find it),
+ * nothing more, so that a dependency the package uses but does not declare is still missing in the app.
+ */
+function placeOwn(app: string, dependencies: Record<string, string>): void {
+  type Locked = Partial<Record<'dependencies' | 'optionalDependencies' | 'peerDependencies', Record<string, string>>> & {
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
+  let locked: Record<string, Locked>;
+  try {
+    locked = (JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, Locked> }).packages;
+  } catch {
+    return; // no lock: npm installs everything
+  }
+  const found = new Set<string>();
+  const visit = (from: string, names: Iterable<string>) => {
+    for (const name of names) {
+      // node_modules/<name> in `from`, then in each package above it, then at the top (lock paths: `from` is '' or
+      // node_modules/a/node_modules/b...).
+      let dir = from;
+      while (dir !== '' && locked[`${dir}/node_modules/${name}`] === undefined) {
+        dir = dir.slice(0, Math.max(0, dir.lastIndexOf('/node_modules/')));
+      }
+      const at = dir === '' ? `node_modules/${name}` : `${dir}/node_modules/${name}`;
+      if (locked[at] === undefined || found.has(at) || !existsSync(join(root, at, 'package.json'))) continue;
+      found.add(at);
+      const { dependencies: own, optionalDependencies, peerDependencies, peerDependenciesMeta } = locked[at]!;
+      const peers = Object.keys(peerDependencies ?? {}).filter((peer) => !peerDependenciesMeta?.[peer]?.optional);
+      visit(at, [...Object.keys({ ...own, ...optionalDependencies }), ...peers]);
+    }
+  };
+  visit('', Object.keys(dependencies));
+  // A package's own node_modules comes with it.
+  const tops = [...found].sort().filter((at, i, all) => !all.slice(0, i).some((above) => at.startsWith(`${above}/`)));
+  if (tops.length > 0) execFileSync('cp', ['-al', '--parents', ...tops, app], { cwd: root });
+}
 
 /** The newest aws-cdk-lib in the peer range, as npm resolves it now (its cached metadata first), or undefined. */
 function newestInRange(cwd: string): string | undefined {
@@ -172,6 +215,15 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     readonly synths: Record<string, { readonly outdir: string; readonly stackName: string; readonly run: Ran }>;
   }
   const apps = new Map<string, App>();
+  // The API models are read once for the four templates.
+  let models: ApiModels | null | undefined;
+  const apiModels = () => {
+    if (models === undefined) {
+      const dataDir = botocoreDataDir();
+      models = dataDir ? new ApiModels(dataDir) : null;
+    }
+    return models;
+  };
 
   beforeAll(async () => {
     const packed = JSON.parse(
@@ -185,17 +237,13 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
     // that mme-deploy resolves that aws-cdk-lib). Installing twice took twice as long on a loaded machine.
     const first = join(work, 'app-0');
     mkdirSync(join(first, 'node_modules'), { recursive: true });
-    // The minimum aws-cdk-lib and constructs are the exact versions this repository develops against: when its own
-    // node_modules holds them, they are hard-linked into the app (npm keeps a package that satisfies its range), so
-    // that npm unpacks one aws-cdk-lib (some 200 MB) instead of two. The installed-version test below still checks
-    // which version the app resolves.
-    for (const name of ['aws-cdk-lib', 'constructs']) {
-      const own = join(root, 'node_modules', name);
-      const version = existsSync(join(own, 'package.json'))
-        ? (JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string }).version
-        : undefined;
-      if (version === pkg.devDependencies[name]) execFileSync('cp', ['-al', own, join(first, 'node_modules', name)]);
-    }
+    // The minimum aws-cdk-lib and constructs are the exact versions this repository develops against, and the
+    // package's dependencies are in its node_modules too: what the app needs of them is hard-linked into it (npm keeps
+    // a package that satisfies its range, and replaces one that does not), so that npm unpacks one aws-cdk-lib (some
+    // 200 MB) instead of two, and not the AWS SDK again. The installed-version test below still checks which version
+    // the app resolves.
+    const { 'aws-cdk-lib': minimum, constructs } = pkg.devDependencies;
+    placeOwn(first, { ...pkg.dependencies, 'aws-cdk-lib': minimum!, constructs: constructs! });
     const newest = newestInRange(work);
     const cached = newest === undefined ? undefined : join(NEWEST_CACHE, newest);
     if (cached !== undefined && existsSync(join(cached, 'package.json'))) {
@@ -356,8 +404,8 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
           const tagged = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type && r.Properties?.Tags);
           expect(tagged('AWS::ApplicationAutoScaling::ScalableTarget')).toEqual([]);
           expect(tagged('AWS::SageMaker::Endpoint')).toHaveLength(1);
-          const dataDir = botocoreDataDir();
-          if (dataDir) expect(formatFindings(new ApiModels(dataDir).checkTemplate(template).errors)).toBe('');
+          const models = apiModels();
+          if (models) expect(formatFindings(models.checkTemplate(template).errors)).toBe('');
         });
       }
     });

@@ -25,6 +25,7 @@ const formatHost = {
 /** Options that change neither how a declaration file is parsed nor how it is bound. */
 const RESOLUTION_ONLY = new Set(['module', 'moduleResolution', 'noEmit', 'configFilePath']);
 const parsed = new Map();
+const resolutions = new Map();
 
 /**
  * The key under which a parsed declaration file is shared. A declaration file's parse depends on its language version,
@@ -61,12 +62,32 @@ for (const { config: configPath, dir, file } of configs) {
     // TypeScript files parsed only where it can matter to an error (@see, @link), which skips most of aws-cdk-lib's
     // 40 MB of declaration comments (about a quarter of the check's CPU time), and file reads and lookups cached per program.
     host.jsDocParsingMode = ts.JSDocParsingMode.ParseForTypeErrors;
+    const canonical = ts.createGetCanonicalFileName(host.useCaseSensitiveFileNames());
     if (typeof ts.changeCompilerHostLikeToUseCache === 'function') {
-      const canonical = ts.createGetCanonicalFileName(host.useCaseSensitiveFileNames());
       ts.changeCompilerHostLikeToUseCache(host, (fileName) => ts.toPath(fileName, host.getCurrentDirectory(), canonical));
     }
+    // Configs in one directory whose options differ only in their file's path resolve every import alike: they share
+    // one module resolution cache (the one `tsc -p` would make for each, microsoft/TypeScript:src/compiler/program.ts
+    // createProgram), so a later one does not look up the imports of aws-cdk-lib's 4,000 files again.
+    const resolutionKey = JSON.stringify([dir, Object.entries(config.options).filter(([name]) => name !== 'configFilePath')]);
+    if (!resolutions.has(resolutionKey)) resolutions.set(resolutionKey, ts.createModuleResolutionCache(dir, canonical, config.options));
+    const cache = resolutions.get(resolutionKey);
+    host.getModuleResolutionCache = () => cache;
+    host.resolveModuleNameLiterals = (literals, containingFile, redirected, options, file) =>
+      literals.map((literal) => {
+        const mode = ts.getModeForUsageLocation(file, literal, redirected?.commandLine.options ?? options);
+        return ts.resolveModuleName(literal.text, containingFile, options, host, cache, redirected, mode);
+      });
     const getSourceFile = host.getSourceFile;
     host.getSourceFile = (fileName, createOptions, onError, shouldCreateNew) => {
+      // Under skipLibCheck a declaration file is parsed as for type information only (JSDocParsingMode.ParseForTypeInfo:
+      // no JSDoc in TypeScript files). Its JSDoc is read only when that file is checked (the names in @see and @link,
+      // which is why tsc parses those), which skipLibCheck skips, and JSDoc syntax errors are reported for JavaScript
+      // files alone (getSyntacticDiagnosticsForFile in microsoft/TypeScript:src/compiler/program.ts): the same
+      // diagnostics, for half the parse time of aws-cdk-lib's declaration files (whose @see and @link are many).
+      if (config.options.skipLibCheck && typeof createOptions === 'object' && /\.d\.[cm]?ts$/.test(fileName)) {
+        createOptions = { ...createOptions, jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeInfo };
+      }
       const key = typeof createOptions === 'object' ? shareable(fileName, config.options, createOptions) : undefined;
       if (key === undefined) return getSourceFile(fileName, createOptions, onError, shouldCreateNew);
       if (!parsed.has(key)) parsed.set(key, getSourceFile(fileName, createOptions, onError, shouldCreateNew));
