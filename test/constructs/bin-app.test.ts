@@ -20,10 +20,12 @@ describe('bin/app.ts', () => {
   let synth: SpawnSyncReturns<string>;
 
   beforeAll(() => {
-    synth = spawnSync(join(root, 'node_modules', '.bin', 'cdk'), ['synth', '-q', '-o', outdir, '--app', `node ${BUILT_APP}`], {
+    const args = ['synth', '-q', '--no-notices', '-o', outdir, '--app', `node ${BUILT_APP}`];
+    synth = spawnSync(join(root, 'node_modules', '.bin', 'cdk'), args, {
       cwd: root,
-      // No AWS setting (HOME without ~/.aws), and aws-cdk-lib's template validation on, as a user's synth runs it.
-      env: { PATH: process.env.PATH, HOME: outdir },
+      // No AWS setting (HOME without ~/.aws), and aws-cdk-lib's template validation on, as a user's synth runs it. No
+      // reach outside the machine either: the CLI's notices (--no-notices) and telemetry are off.
+      env: { PATH: process.env.PATH, HOME: outdir, CDK_DISABLE_CLI_TELEMETRY: 'true' },
       encoding: 'utf8',
     });
   }, 180_000);
