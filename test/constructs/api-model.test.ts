@@ -52,8 +52,8 @@ function defaultApp(): Stack {
 }
 
 /** An endpoint of 4 instances with a deployment, autoscaling of every kind and a dashboard. */
-function endpointWith(deployment: EndpointDeployment | undefined, name: string): Stack {
-  const stack = new Stack(new App(), name);
+function endpointWith(deployment: EndpointDeployment | undefined): Stack {
+  const stack = new Stack(new App(), 'D');
   const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 4, deployment });
   const scaling = endpoint.autoScaleInstanceCount({ minCapacity: 4, maxCapacity: 8 });
   scaling.scaleOnGpuUtilization('Gpu');
@@ -67,9 +67,20 @@ function endpointWith(deployment: EndpointDeployment | undefined, name: string):
   return stack;
 }
 
+/**
+ * endpointWith's template, synthesized once per deployment case and shared: the case itself checks it as is, the
+ * tests that break it on purpose each break their own copy.
+ */
+const endpointTemplates = new Map<EndpointDeployment | undefined, Template>();
+function endpointTemplate(deployment: EndpointDeployment | undefined): Template {
+  if (!endpointTemplates.has(deployment)) endpointTemplates.set(deployment, templateOf(endpointWith(deployment)));
+  return structuredClone(endpointTemplates.get(deployment)!);
+}
+
+const BLUE_GREEN = EndpointDeployment.blueGreen();
 const DEPLOYMENTS: Array<[string, EndpointDeployment | undefined]> = [
   ['no deployment config', undefined],
-  ['blueGreen()', EndpointDeployment.blueGreen()],
+  ['blueGreen()', BLUE_GREEN],
   [
     'blueGreen(allAtOnce)',
     EndpointDeployment.blueGreen({ trafficRouting: TrafficRouting.allAtOnce(), terminationWait: Duration.minutes(5) }),
@@ -96,10 +107,10 @@ const DEPLOYMENTS: Array<[string, EndpointDeployment | undefined]> = [
 ];
 
 describeWithModels('synthesized templates against the SageMaker and Application Auto Scaling API models', () => {
-  const cases: Array<[string, () => Stack]> = [
-    ['the default app (cdk.json)', defaultApp],
-    ...DEPLOYMENTS.map(([name, deployment]): [string, () => Stack] => [`an endpoint with ${name}`, () => endpointWith(deployment, 'D')]),
-    ['examples/existing-app', () => new ExistingAppStack(new App(), 'RecommendationsMme', EXAMPLE_PROPS)],
+  const cases: Array<[string, () => Template]> = [
+    ['the default app (cdk.json)', () => templateOf(defaultApp())],
+    ...DEPLOYMENTS.map(([name, deployment]): [string, () => Template] => [`an endpoint with ${name}`, () => endpointTemplate(deployment)]),
+    ['examples/existing-app', () => templateOf(new ExistingAppStack(new App(), 'RecommendationsMme', EXAMPLE_PROPS))],
     [
       'an endpoint with every optional setting of the variant',
       () => {
@@ -114,14 +125,14 @@ describeWithModels('synthesized templates against the SageMaker and Application 
           autoRollbackAlarms: [cloudwatch.Alarm.fromAlarmName(stack, 'A', 'oncall-latency')],
           tags: { team: 'ml' },
         });
-        return stack;
+        return templateOf(stack);
       },
     ],
   ];
 
   for (const [name, build] of cases) {
     it(`${name}: every resource is a request the API accepts`, () => {
-      const report = models!.checkTemplate(templateOf(build()));
+      const report = models!.checkTemplate(build());
       expect(formatFindings(report.errors)).toBe('');
       // Lenient on what the 2022 model does not know, but not silent: a new member needs its MODEL_UPDATES entry.
       expect(formatFindings(report.unknown)).toBe('');
@@ -130,7 +141,7 @@ describeWithModels('synthesized templates against the SageMaker and Application 
   }
 
   it('checks the scaling resources too (target, target tracking, step scaling, a scheduled action)', () => {
-    const template = templateOf(endpointWith(EndpointDeployment.blueGreen(), 'Scaling'));
+    const template = endpointTemplate(BLUE_GREEN);
     const report = models!.checkTemplate(template);
     expect(report.checked).toEqual({
       'AWS::SageMaker::Model': 1,
@@ -148,7 +159,7 @@ describeWithModels('synthesized templates against the SageMaker and Application 
   });
 
   it('fails a template whose TrafficRoutingConfig lacks WaitIntervalInSeconds (which CloudFormation does not require)', () => {
-    const template = templateOf(endpointWith(EndpointDeployment.blueGreen(), 'Missing'));
+    const template = endpointTemplate(BLUE_GREEN);
     const endpoint = Object.values(template.Resources).find((r) => r.Type === 'AWS::SageMaker::Endpoint')!;
     type Config = { BlueGreenUpdatePolicy: { TrafficRoutingConfiguration: Record<string, unknown> } };
     const config = endpoint.Properties!.DeploymentConfig as Config;
@@ -165,7 +176,7 @@ describeWithModels('synthesized templates against the SageMaker and Application 
   });
 
   it('fails missing required members, values out of range, unknown enum values and bad patterns, each where it is', () => {
-    const template = templateOf(endpointWith(undefined, 'Broken'));
+    const template = endpointTemplate(undefined);
     const byType = (type: string) => Object.values(template.Resources).find((r) => r.Type === type)!.Properties!;
     const variant = (byType('AWS::SageMaker::EndpointConfig').ProductionVariants as Array<Record<string, unknown>>)[0]!;
     delete variant.VariantName;

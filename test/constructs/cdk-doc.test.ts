@@ -1,4 +1,4 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // docs/cdk.md is what a CDK user copies from: its ```ts samples must compile against the real exports, and the names
 // its tables list must be the ones the code reads. Both drift silently when a prop or a context key is renamed.
 
@@ -38,10 +38,16 @@ function tableAfter(markdown: string, heading: string): string[][] {
 /** The `code` spans of a cell. */
 const codeSpans = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
 
+// The package's entry points as a user's compiler sees them: the declarations the build emits into dist/ (the test run's
+// global setup rebuilds dist/ when a source is newer), so the compiler reads the exported types without parsing every
+// source file of constructs/ and lib/ behind them. Missing, the samples fail to compile, loudly.
+const CONSTRUCTS_TYPES = join(root, 'dist', 'constructs', 'index.d.ts');
+const LIBRARY_TYPES = join(root, 'dist', 'lib', 'index.d.ts');
+
 /** The names of the properties of an exported interface of constructs/, as the compiler sees them. */
 function interfaceProperties(program: ts.Program, name: string): string[] {
   const checker = program.getTypeChecker();
-  const source = program.getSourceFile(join(root, 'constructs', 'index.ts'))!;
+  const source = program.getSourceFile(CONSTRUCTS_TYPES)!;
   const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(source)!).find((s) => s.name === name);
   if (!symbol) throw new Error(`constructs/ exports no ${name}.`);
   const type = checker.getDeclaredTypeOfSymbol(symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
@@ -72,6 +78,9 @@ describe('docs/cdk.md', () => {
   });
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
+    // The project's lib (tsconfig.json): without it the target's default adds the DOM's declarations, 1.4 MB that
+    // nothing here uses.
+    lib: ['lib.es2023.d.ts'],
     module: ts.ModuleKind.CommonJS,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     strict: true,
@@ -79,9 +88,9 @@ describe('docs/cdk.md', () => {
     noEmit: true,
     types: ['node'],
     paths: {
-      // The package's entry points, as the docs import them, mapped to the sources (dist/ may be stale or absent).
-      'mme-deploy/constructs': [join(root, 'constructs', 'index.ts')],
-      'mme-deploy': [join(root, 'lib', 'index.ts')],
+      // The package's entry points, as the docs import them, mapped to their declarations (above).
+      'mme-deploy/constructs': [CONSTRUCTS_TYPES],
+      'mme-deploy': [LIBRARY_TYPES],
       // aws-cdk-lib's root is its core plus a namespace per service module (checked below): mapped to the core, the
       // names the samples import from it are the same declarations, without parsing the declarations of the ~250
       // service modules nothing here imports (half of the files the compiler would read). A sample importing a
@@ -98,7 +107,7 @@ describe('docs/cdk.md', () => {
   host.readFile = (f) => virtual.get(f) ?? readFile.call(host, f);
   host.getSourceFile = (f, language, ...rest) =>
     virtual.has(f) ? ts.createSourceFile(f, virtual.get(f)!, language) : getSourceFile.call(host, f, language, ...rest);
-  const program = ts.createProgram([globals, ...files, join(root, 'constructs', 'index.ts')], options, host);
+  const program = ts.createProgram([globals, ...files, CONSTRUCTS_TYPES], options, host);
 
   it('has ts samples (the extraction found them)', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(3);
