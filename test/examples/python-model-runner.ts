@@ -59,18 +59,22 @@ export function runPythonModel(
   config: ModelConfig,
   requests: RequestJson[],
 ): ResponseJson[] {
-  const job = JSON.stringify({ model_py: modelPy, model_config: tritonConfigJson(config), requests });
-  const run = spawnSync(python, [RUNNER], {
-    input: job,
+  const run = runRunner(python, JSON.stringify({ model_py: modelPy, model_config: tritonConfigJson(config), requests }));
+  if (run.status !== 0) {
+    throw new Error(`${modelPy} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
+  }
+  return responsesOf(modelPy, JSON.parse(run.stdout) as { responses: (ResponseJson | { error: string })[] });
+}
+
+/** The runner fed `input` (one job, or `{"jobs": [...]}`) on stdin. */
+function runRunner(python: string, input: string) {
+  return spawnSync(python, [RUNNER], {
+    input,
     encoding: 'utf8',
     timeout: 60_000,
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
   });
-  if (run.status !== 0) {
-    throw new Error(`${modelPy} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
-  }
-  return responsesOf(modelPy, JSON.parse(run.stdout) as { responses: (ResponseJson | { error: string })[] });
 }
 
 function responsesOf(modelPy: string, out: { responses: (ResponseJson | { error: string })[] }): ResponseJson[] {
@@ -94,13 +98,7 @@ export function runPythonModels(python: string, jobs: readonly ModelJob[]): (Res
   const batch = JSON.stringify({
     jobs: jobs.map((j) => ({ model_py: j.modelPy, model_config: tritonConfigJson(j.config), requests: j.requests })),
   });
-  const run = spawnSync(python, [RUNNER], {
-    input: batch,
-    encoding: 'utf8',
-    timeout: 60_000,
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-  });
+  const run = runRunner(python, batch);
   if (run.status !== 0) throw new Error(`${RUNNER} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
   const out = JSON.parse(run.stdout) as { results: ({ responses: (ResponseJson | { error: string })[] } | { failed: string })[] };
   return out.results.map((result, i) => {
