@@ -1,7 +1,8 @@
 // Jest global setup, run once before any test file: builds dist/ when a source is newer (the bundled CLI, the packed
 // tarball and the quick start read it, and nothing rebuilds it during the run), finds the machine tools the gated
 // tests need (test/tools.ts), and makes the run's directories for cfn-lint's templates and the skipped tests' log.
-// Workers inherit the environment variables set here.
+// Workers inherit the environment variables set here, and so do the processes they start without an `env` of their
+// own (a `cdk synth` app's pack worker, a bundled CLI): a test file's changes to process.env reach none of those.
 
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,12 @@ const { buildIfStale } = require('../scripts/build.js') as { buildIfStale: () =>
 export default function setup(): void {
   const built = buildIfStale();
   if (built.startsWith('built')) process.stderr.write(`\nglobal setup: ${built}\n`);
-  process.env[INVENTORY_VARIABLE] = JSON.stringify(probeTools());
+  const tools = probeTools();
+  process.env[INVENTORY_VARIABLE] = JSON.stringify(tools);
+  // `--run-python` and the model.py syntax check start python3: give them the interpreter found above, not a version
+  // manager's shim that costs a second of CPU per start. A developer's own MME_DEPLOY_PYTHON wins.
+  const python = tools.pythons.find((p) => p.modules.includes('numpy')) ?? tools.pythons[0];
+  if (python && !process.env.MME_DEPLOY_PYTHON) process.env.MME_DEPLOY_PYTHON = python.path;
   const run = mkdtempSync(join(tmpdir(), 'mme-test-run-'));
   process.env[SKIP_LOG_VARIABLE] = join(run, 'skipped.jsonl');
   process.env.MME_TEST_RUN_DIR = run;
