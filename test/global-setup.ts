@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LINT_DIR_VARIABLE } from './constructs/cfn-lint';
-import { INVENTORY_VARIABLE, probeTools, SKIP_LOG_VARIABLE } from './tools';
+import { INVENTORY_VARIABLE, probeTools, pythonWith, SKIP_LOG_VARIABLE } from './tools';
 
 // scripts/build.js is the build `npm run build` and `prepare` run; plain JavaScript, so required as is.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -21,8 +21,8 @@ export default function setup(): void {
   process.env[INVENTORY_VARIABLE] = JSON.stringify(tools);
   // `--run-python` and the model.py syntax check start python3: give them the interpreter found above, not a version
   // manager's shim that costs a second of CPU per start. A developer's own MME_DEPLOY_PYTHON wins.
-  const python = tools.pythons.find((p) => p.modules.includes('numpy')) ?? tools.pythons[0];
-  if (python && !process.env.MME_DEPLOY_PYTHON) process.env.MME_DEPLOY_PYTHON = python.path;
+  const python = pythonWith(['numpy']) ?? tools.tools.python3;
+  if (python && !process.env.MME_DEPLOY_PYTHON) process.env.MME_DEPLOY_PYTHON = python;
   const run = mkdtempSync(join(tmpdir(), 'mme-test-run-'));
   process.env[SKIP_LOG_VARIABLE] = join(run, 'skipped.jsonl');
   process.env.MME_TEST_RUN_DIR = run;

@@ -51,7 +51,7 @@ describe('finding tools', () => {
     }
   });
 
-  testFor({ tools: ['python3'] })('asks each python3 once, however many ways PATH reaches it', () => {
+  testFor({ tools: ['python3'] })('asks each python3 once, however many ways PATH reaches it, and a venv\'s link to it apart', () => {
     const python = findTools({ tools: ['python3'] });
     const dir = mkdtempSync(join(tmpdir(), 'mme-two-paths-'));
     try {
@@ -61,6 +61,11 @@ describe('finding tools', () => {
       const probed = probeTools({ PATH: [join(dir, 'a'), join(dir, 'b')].join(delimiter) });
       expect(probed.pythons).toHaveLength(1);
       expect(probed.tools.python3).toBe(probed.pythons[0]!.path);
+      // A link to the same file from another directory (a venv's python3) may be another python: asked too.
+      mkdirSync(join(dir, 'venv'));
+      symlinkSync(join(dir, 'a', 'python3'), join(dir, 'venv', 'python3'));
+      const both = probeTools({ PATH: [join(dir, 'a'), join(dir, 'venv')].join(delimiter) });
+      expect(both.pythons.map((p) => p.path)).toEqual([join(dir, 'a', 'python3'), join(dir, 'venv', 'python3')]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

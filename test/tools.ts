@@ -4,7 +4,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 
 /** Python modules the tests import, by their import name. */
 export type PythonModule = 'numpy' | 'onnx' | 'google.protobuf' | 'botocore' | 'torch';
@@ -74,10 +74,11 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
   }
   const pythons: Array<{ path: string; modules: PythonModule[] }> = [];
   const candidates = [env.MME_DEPLOY_TEST_PYTHON, ...onPath('python3', env.PATH)].filter((p): p is string => Boolean(p));
-  // One start per interpreter: /bin/python3 and /usr/bin/python3 are one file where /bin links to usr/bin.
+  // One start per interpreter: /bin/python3 and /usr/bin/python3 are one where /bin links to usr/bin. Only the
+  // directory is resolved: a venv's python3 links to the system's file, yet is another python (its own site-packages).
   const files = new Set<string>();
   for (const candidate of new Set(candidates)) {
-    const file = realFile(candidate);
+    const file = join(realDirectory(dirname(candidate)), basename(candidate));
     if (files.has(file)) continue;
     files.add(file);
     const run = spawnSync(candidate, ['-c', PROBE, ...PYTHON_MODULES], { encoding: 'utf8', timeout: 60_000, env });
@@ -94,7 +95,7 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
   return { tools, pythons };
 }
 
-function realFile(path: string): string {
+function realDirectory(path: string): string {
   try {
     return realpathSync(path);
   } catch {

@@ -34,7 +34,7 @@ export interface SpawnOptions {
   readonly cwd?: string;
   /**
    * The whole environment (PATH is added, and the python3 the test run resolved as MME_DEPLOY_PYTHON, see
-   * test/setup-env.ts: not a version manager's shim that costs a second per start; an unprivileged run looks on PATH).
+   * test/global-setup.ts: not a version manager's shim that costs a second per start; an unprivileged run looks on PATH).
    */
   readonly env?: NodeJS.ProcessEnv;
   /** Run as uid/gid 65534 when this process is root, so that file permissions apply. */
