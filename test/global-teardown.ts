@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { formatCfnLintErrors, LINT_DIR_VARIABLE, lintRecordedTemplates } from './constructs/cfn-lint';
 import { findTools, missingMessage, underCi } from './tools';
 
-export default function teardown(): void {
+export default async function teardown(): Promise<void> {
   const dir = process.env[LINT_DIR_VARIABLE];
   const run = process.env.MME_TEST_RUN_DIR;
   try {
@@ -18,7 +18,7 @@ export default function teardown(): void {
       process.stderr.write(`\nskipped: ${message}\n`);
       return;
     }
-    const errors = lintRecordedTemplates(dir, found.paths['cfn-lint']!);
+    const errors = await lintRecordedTemplates(dir, found.paths['cfn-lint']!);
     if (errors.length > 0) {
       throw new Error(`cfn-lint found errors in templates the tests synthesized:\n${formatCfnLintErrors(errors)}`);
     }

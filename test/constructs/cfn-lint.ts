@@ -1,12 +1,12 @@
 // cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize, in one cfn-lint run:
 // tests record their templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into
 // the run's directory, and the run's global teardown lints them all. Starting cfn-lint costs seconds, so one run for
-// the whole suite instead of one per test file.
+// the whole suite (split over the cores) instead of one per test file.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findTools, missingMessage } from '../tools';
 
@@ -30,15 +30,35 @@ export function recordTemplate(name: string, template: unknown): void {
   writeFileSync(join(dir, `${hash}.json`), JSON.stringify({ name, template }));
 }
 
-/** Lints every template recorded in `dir`; returns the errors. */
-export function lintRecordedTemplates(dir: string, command = cfnLintCommand()): CfnLintError[] {
+/**
+ * Lints every template recorded in `dir`; returns the errors. The templates are shared out, by size, over `processes`
+ * cfn-lint runs at once: its start-up (about 4 s of CPU) is paid once per run, its work per template (about 0.2 s) is
+ * split, and the teardown that waits for it has both cores to itself.
+ */
+export async function lintRecordedTemplates(
+  dir: string,
+  command = cfnLintCommand(),
+  processes = Math.min(2, availableParallelism()),
+): Promise<CfnLintError[]> {
   const recorded = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
   const templates: Record<string, unknown> = {};
+  const bytes = new Map<string, number>();
   for (const file of recorded) {
-    const { name, template } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { name: string; template: unknown };
-    templates[`${name} [${file.slice(0, 8)}]`] = template;
+    const text = readFileSync(join(dir, file), 'utf8');
+    const { name, template } = JSON.parse(text) as { name: string; template: unknown };
+    const key = `${name} [${file.slice(0, 8)}]`;
+    templates[key] = template;
+    bytes.set(key, text.length);
   }
-  return cfnLint(templates, command);
+  // Largest first, each to the run with the fewest bytes so far.
+  const groups = Array.from({ length: Math.max(1, processes) }, () => ({ templates: {} as Record<string, unknown>, bytes: 0 }));
+  for (const key of [...bytes.keys()].sort((a, b) => bytes.get(b)! - bytes.get(a)!)) {
+    const group = groups.reduce((least, g) => (g.bytes < least.bytes ? g : least));
+    group.templates[key] = templates[key];
+    group.bytes += bytes.get(key)!;
+  }
+  const runs = await Promise.all(groups.map((g) => cfnLintAsync(g.templates, command)));
+  return runs.flat();
 }
 
 /**
@@ -75,47 +95,89 @@ export function cfnLintCommand(): string {
 export function cfnLint(templates: Record<string, unknown>, command = cfnLintCommand()): CfnLintError[] {
   const names = Object.keys(templates);
   if (names.length === 0) return [];
-  const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+  const written = writeTemplates(templates);
   try {
-    const files = names.map((name, i) => {
-      // File names stay short (a test's name can be long); cfn-lint's findings are mapped back by file.
-      const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}.template.json`);
-      writeFileSync(file, JSON.stringify(templates[name], null, 1));
-      return file;
-    });
-    const run = spawnSync(command, ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    // Exit codes are a bit mask (2 errors, 4 warnings, 8 infos); anything else, or no JSON, means cfn-lint failed.
-    let findings: Array<{ Filename: string; Level: string; Rule: { Id: string }; Location: { Path: unknown[] }; Message: string }>;
-    try {
-      findings = JSON.parse(run.stdout || '[]');
-    } catch {
-      throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr || run.error?.message}`);
-    }
-    if (run.status === null || (run.status & 1) !== 0) throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr}`);
-    const typeAt = (file: string, path: unknown[]) => {
-      const template = templates[names[files.indexOf(file)]!] as { Resources?: Record<string, { Type?: string }> };
-      return path[0] === 'Resources' ? template.Resources?.[String(path[1])]?.Type : undefined;
-    };
-    return findings
-      .filter((f) => f.Level === 'Error')
-      .filter(
-        (f) =>
-          !SCHEMA_LAGS.some(
-            (lag) => lag.rule === f.Rule.Id && lag.path.test(f.Location.Path.join('/')) && lag.type === typeAt(f.Filename, f.Location.Path),
-          ),
-      )
-      .map((f) => ({
-        template: names[files.indexOf(f.Filename)] ?? f.Filename,
-        rule: f.Rule.Id,
-        path: f.Location.Path.join('/'),
-        message: f.Message,
-      }));
+    const run = spawnSync(command, lintArguments(written.files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    return lintErrors(templates, written.files, { ...run, error: run.error?.message });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(written.dir, { recursive: true, force: true });
   }
+}
+
+/** cfnLint in a child that does not block the event loop (several run at once: lintRecordedTemplates). */
+async function cfnLintAsync(templates: Record<string, unknown>, command: string): Promise<CfnLintError[]> {
+  if (Object.keys(templates).length === 0) return [];
+  const written = writeTemplates(templates);
+  try {
+    const run = await new Promise<LintRun>((resolve) => {
+      const child = spawn(command, lintArguments(written.files), { stdio: ['ignore', 'pipe', 'pipe'] });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+      child.on('error', (e) => resolve({ status: null, stdout: '', stderr: '', error: e.message }));
+      child.on('close', (status) =>
+        resolve({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+      );
+    });
+    return lintErrors(templates, written.files, run);
+  } finally {
+    rmSync(written.dir, { recursive: true, force: true });
+  }
+}
+
+interface LintRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly error?: string | undefined;
+}
+
+/** Each template in a file of a new directory, in the order of `templates`' names. */
+function writeTemplates(templates: Record<string, unknown>): { dir: string; files: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+  const files = Object.keys(templates).map((name, i) => {
+    // File names stay short (a test's name can be long); cfn-lint's findings are mapped back by file.
+    const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}.template.json`);
+    writeFileSync(file, JSON.stringify(templates[name], null, 1));
+    return file;
+  });
+  return { dir, files };
+}
+
+function lintArguments(files: readonly string[]): string[] {
+  return ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files];
+}
+
+/** The errors of a cfn-lint run over `files` (written from `templates`, in order); throws when cfn-lint itself failed. */
+function lintErrors(templates: Record<string, unknown>, files: readonly string[], run: LintRun): CfnLintError[] {
+  const names = Object.keys(templates);
+  // Exit codes are a bit mask (2 errors, 4 warnings, 8 infos); anything else, or no JSON, means cfn-lint failed.
+  let findings: Array<{ Filename: string; Level: string; Rule: { Id: string }; Location: { Path: unknown[] }; Message: string }>;
+  try {
+    findings = JSON.parse(run.stdout || '[]');
+  } catch {
+    throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr || run.error}`);
+  }
+  if (run.status === null || (run.status & 1) !== 0) throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr}`);
+  const typeAt = (file: string, path: unknown[]) => {
+    const template = templates[names[files.indexOf(file)]!] as { Resources?: Record<string, { Type?: string }> };
+    return path[0] === 'Resources' ? template.Resources?.[String(path[1])]?.Type : undefined;
+  };
+  return findings
+    .filter((f) => f.Level === 'Error')
+    .filter(
+      (f) =>
+        !SCHEMA_LAGS.some(
+          (lag) => lag.rule === f.Rule.Id && lag.path.test(f.Location.Path.join('/')) && lag.type === typeAt(f.Filename, f.Location.Path),
+        ),
+    )
+    .map((f) => ({
+      template: names[files.indexOf(f.Filename)] ?? f.Filename,
+      rule: f.Rule.Id,
+      path: f.Location.Path.join('/'),
+      message: f.Message,
+    }));
 }
 
 /** One line per error, for a failing assertion. */
