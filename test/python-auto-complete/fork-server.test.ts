@@ -10,15 +10,14 @@ import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOpt
 import { FORK_SERVER, STAND_IN_UTILS } from '../../lib/python-auto-complete/stand-in';
 import { isMmeError } from '../../lib/errors';
 import { validateRepository } from '../../lib/repository/validate';
-import { findPython } from '../examples/python-model-runner';
 import { loadScaled } from '../load-scale';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
-import { suiteFor } from '../tools';
+import { pythonWith, suiteFor } from '../tools';
 
 afterAll(removeRepos);
 
-const found = findPython(['numpy']);
-const python = 'python' in found ? found.python : 'python3';
+// The run's inventory already knows which python3 imports numpy (test/tools.ts): no python is started to ask again.
+const python = pythonWith(['numpy']) ?? 'python3';
 
 const COMPLETES = `import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -30,6 +29,12 @@ class TritonPythonModel:
         config.add_input({"name": "X", "data_type": "TYPE_FP32", "dims": [4]})
         return config
 `;
+
+/**
+ * COMPLETES without numpy, for the models where numpy is not the point: a python of its own that imports numpy costs
+ * twice what one without it does (the fork server has it imported already, whatever the model).
+ */
+const PLAIN = COMPLETES.replace('import numpy as np\n', '');
 
 /** A model that reports whether it was forked by the server (its parent runs auto_complete_server.py). */
 const REPORTS_PARENT = `import os
@@ -59,17 +64,18 @@ const HANGS = `import time\nwhile True:\n    time.sleep(60)\n`;
 /** What each model does, as model.py text. */
 const MODELS: Record<string, string> = {
   completes: COMPLETES,
-  prints: `print("to stdout, which the runner sends to stderr")\n${COMPLETES}`,
-  writes_fd1: `import os\nos.write(1, b"not json")\n${COMPLETES}`,
+  prints: `print("to stdout, which the runner sends to stderr")\n${PLAIN}`,
+  writes_fd1: `import os\nos.write(1, b"not json")\n${PLAIN}`,
   exits: `import sys\nsys.exit(3)\n${COMPLETES}`,
   os_exit: `import os, sys\nsys.stderr.write("leaving\\n")\nos._exit(7)\n${COMPLETES}`,
   kills_itself: `import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n${COMPLETES}`,
+  // Ends with numpy imported: its exit handlers run with the model's, forked as in a python of its own.
   at_exit: `import atexit, os\natexit.register(lambda: os.write(1, b" and more"))\n${COMPLETES}`,
-  reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${COMPLETES}`,
-  cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${COMPLETES}`,
+  reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${PLAIN}`,
+  cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${PLAIN}`,
   // A sibling's changes to shared modules must not show: each model's process is its own.
-  marks_json: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
-  marks_json_too: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
+  marks_json: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${PLAIN}`,
+  marks_json_too: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${PLAIN}`,
   raises: COMPLETES.replace('        return config', '        raise ValueError("no")'),
 };
 
@@ -154,7 +160,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
       'class TritonPythonModel:',
       'if _parent_is_server():\n    os.kill(os.getppid(), 9)\n\n\nclass TritonPythonModel:',
     );
-    const jobs = jobsFor({ kills_server: killer, b: COMPLETES, c: COMPLETES, d: REPORTS_PARENT });
+    const jobs = jobsFor({ kills_server: killer, b: PLAIN, c: PLAIN, d: REPORTS_PARENT });
     const results = await runAutoComplete(jobs, { ...options, concurrency: 1 });
     expect(results.map(inputNames)).toEqual([['own_process'], ['X'], ['X'], ['own_process']]);
   });
@@ -210,7 +216,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   const syntaxRepo = (okTail = '') =>
     makeRepo({
       'ok/config.pbtxt': 'backend: "python"',
-      'ok/1/model.py': COMPLETES + okTail,
+      'ok/1/model.py': PLAIN + okTail,
       'bad/config.pbtxt': 'backend: "python"',
       'bad/1/model.py': `def f(:\n    pass\n${COMPLETES}`,
     });
