@@ -36,6 +36,13 @@ class TritonPythonModel:
  */
 const PLAIN = COMPLETES.replace('import numpy as np\n', '');
 
+/** A model that marks modules a sibling may have marked, and fails if one was. */
+const MARKS = `import json, os
+import triton_python_backend_utils as utils
+assert not hasattr(json, "MARK") and not hasattr(utils, "MARK") and os.path.samefile(utils.get_model_dir(), os.getcwd())
+json.MARK = utils.MARK = 1
+${PLAIN}`;
+
 /** A model that reports whether it was forked by the server (its parent runs auto_complete_server.py). */
 const REPORTS_PARENT = `import os
 
@@ -73,9 +80,10 @@ const MODELS: Record<string, string> = {
   at_exit: `import atexit, os\natexit.register(lambda: os.write(1, b" and more"))\n${COMPLETES}`,
   reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${PLAIN}`,
   cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${PLAIN}`,
-  // A sibling's changes to shared modules must not show: each model's process is its own.
-  marks_json: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${PLAIN}`,
-  marks_json_too: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${PLAIN}`,
+  // A sibling's changes to shared modules must not show: each model's process is its own. The stand-in module too
+  // (the server has it imported before it forks), and its get_model_dir is this model's.
+  marks_json: MARKS,
+  marks_json_too: MARKS,
   raises: COMPLETES.replace('        return config', '        raise ValueError("no")'),
 };
 
@@ -115,6 +123,14 @@ function appears(dir: string, name: string, deadlineMs: number): Promise<void> {
     });
     const timer = setTimeout(done, deadlineMs);
   });
+}
+
+/** A python3 at `dir`/bin/`name` that records each start in `log`, then runs the real one. */
+function countingPython(dir: string, name: string, log: string): string {
+  const path = join(dir, 'bin', name);
+  writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
+  chmodSync(path, 0o755);
+  return path;
 }
 
 const inputNames = (r: { ok: boolean; config?: Record<string, unknown> }) =>
@@ -161,8 +177,12 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
       'if _parent_is_server():\n    os.kill(os.getppid(), 9)\n\n\nclass TritonPythonModel:',
     );
     const jobs = jobsFor({ kills_server: killer, b: PLAIN, c: PLAIN, d: REPORTS_PARENT });
-    const results = await runAutoComplete(jobs, { ...options, concurrency: 1 });
+    // Named as a shim would be: the pythons of their own are the interpreter the server said it is, not this again.
+    const dir = makeRepo({ 'bin/': null });
+    const log = join(dir, 'starts');
+    const results = await runAutoComplete(jobs, { ...options, python: countingPython(dir, 'python3', log), concurrency: 1 });
     expect(results.map(inputNames)).toEqual([['own_process'], ['X'], ['X'], ['own_process']]);
+    expect(readFileSync(log, 'utf8')).toBe('started\n');
   });
 
   it('gives up on a server a model stopped, and runs its models in pythons of their own', async () => {
@@ -224,15 +244,8 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
 
   it('checks model.py syntax in the session\'s python, with --run-python or without, as a python of its own does', async () => {
     const dir = makeRepo({ 'bin/': null });
-    /** A python3 that records each start in `log`. */
-    const countingPython = (name: string, log: string) => {
-      const path = join(dir, 'bin', name);
-      writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
-      chmodSync(path, 0o755);
-      return path;
-    };
     const log = join(dir, 'starts');
-    const counting = countingPython('python3', log);
+    const counting = countingPython(dir, 'python3', log);
     const repo = syntaxRepo();
     const own = await validateRepository(repo, { pythonSyntax: { python } });
     expect(syntaxOf(own)).toEqual([expect.objectContaining({ model: 'bad', file: 'bad/1/model.py', line: 1 })]);
@@ -257,7 +270,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
       );
       await validateRepository(makeRepo({ 'k/config.pbtxt': 'backend: "python"', 'k/1/model.py': killer }), { runPython: { session } });
       const later = join(dir, 'later-starts');
-      process.env.MME_DEPLOY_PYTHON = countingPython('python3-later', later);
+      process.env.MME_DEPLOY_PYTHON = countingPython(dir, 'python3-later', later);
       expect((await validateRepository(syntaxRepo(), { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
       expect(existsSync(later)).toBe(false);
       // A file it did not check is checked in a python of its own (the session's is gone), as MME_DEPLOY_PYTHON says.
