@@ -7,6 +7,7 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:os';
+import { isAbsolute } from 'node:path';
 import type { PythonRun } from './spawn-python';
 
 export interface ForkedJob {
@@ -29,6 +30,8 @@ export const SERVER_GRACE_MS = 15_000;
 export type ForkedOutcome = PythonRun | undefined;
 
 interface Answer {
+  /** The server's first line: its interpreter's own path (sys.executable), and no id. */
+  readonly executable?: string;
   readonly id: number;
   readonly unavailable?: boolean;
   readonly timeout?: boolean;
@@ -58,6 +61,7 @@ export class ForkServer {
   private readonly closed: Promise<void>;
   private nextId = 0;
   private broken = false;
+  private ownPath: string | undefined;
   private ending = false;
 
   private constructor(python: string, server: string, env: NodeJS.ProcessEnv, private readonly graceMs: number) {
@@ -116,6 +120,14 @@ export class ForkServer {
     });
   }
 
+  /**
+   * The interpreter's own path (sys.executable) as the server reported it when it started, else undefined: what runs
+   * a model the server cannot, without asking a version manager's shim again (resolveInterpreter).
+   */
+  get executable(): string | undefined {
+    return this.ownPath;
+  }
+
   /** Ends the server (it kills any model still running) and waits for it to exit. */
   async close(): Promise<void> {
     this.ending = true;
@@ -137,7 +149,9 @@ export class ForkServer {
       this.giveUp();
       return;
     }
-    if (answer.unavailable) this.settle(answer.id, undefined);
+    if (typeof answer.id !== 'number') {
+      if (typeof answer.executable === 'string' && isAbsolute(answer.executable)) this.ownPath = answer.executable;
+    } else if (answer.unavailable) this.settle(answer.id, undefined);
     else if (answer.timeout) this.settle(answer.id, { kind: 'timeout' });
     else {
       this.settle(answer.id, {

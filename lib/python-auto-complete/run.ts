@@ -107,13 +107,14 @@ export class AutoCompleteSession {
   private constructor(python: string, graceMs: number | undefined) {
     const stubDir = writeStubDir();
     const env = modelEnv();
+    const server = CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env, graceMs) : undefined;
     sessionRunners.set(this, {
       python,
       syntaxAnswers: new Map(),
       stubDir,
       env,
-      server: CAN_FORK ? ForkServer.start(python, join(stubDir, SERVER_FILE), env, graceMs) : undefined,
-      fallbackPython: once(() => resolveInterpreter(python)),
+      server,
+      fallbackPython: once(() => server?.executable ?? resolveInterpreter(python)),
     });
   }
 
@@ -183,7 +184,8 @@ export async function runAutoComplete(jobs: readonly AutoCompleteJob[], options:
       stubDir,
       env,
       server,
-      fallbackPython: once(() => options.executable ?? (jobs.length > 1 ? resolveInterpreter(named) : named)),
+      // Several models: the interpreter's own path (the server's, else asked once), not a shim started per model.
+      fallbackPython: once(() => options.executable ?? (jobs.length > 1 ? (server?.executable ?? resolveInterpreter(named)) : named)),
     }, options);
   } finally {
     try {

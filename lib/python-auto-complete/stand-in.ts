@@ -355,6 +355,7 @@ export const FORK_SERVER =
 
 Requests (stdin, a JSON line each): {"id", "cwd", "timeout_ms", "stderr_limit", "input": <the runner's job as JSON>},
 or {"cancel": <id>}: that job's process is killed (its answer is not wanted). Stdin closed: every process is killed.
+First line (stdout): {"executable": sys.executable}.
 Answers (stdout, a JSON line each): {"id", "timeout", "exit" or "signal", "stdout", "stderr"} (base64), or
 {"id", "unavailable": true} when no process could be started for it: the caller then starts one itself."""
 
@@ -370,12 +371,23 @@ import warnings
 if not hasattr(os, "fork"):
     sys.exit(3)
 
+# Its own path first: what the caller starts a python of its own with, when this one cannot run a model.
+os.write(1, (json.dumps({"executable": sys.executable}) + "\\n").encode())
+
 try:
     import numpy as _numpy  # most models import it: imported once here, inherited by every forked process
 
     _numpy.random.seed()  # the first seeding loads what seeding needs (40 ms): done here, not in every child
 except BaseException:
     _numpy = None
+
+try:
+    # The stand-in (in this script's directory, sys.path[0]) is compiled once here, not in every forked process, where
+    # no .pyc is read (-B): measured, 210 of the 1,100 page faults a forked model costs. RUNNER_BODY's import and the
+    # model's then find it in sys.modules; _MODEL_DIR is set in the forked process, for its model only.
+    import triton_python_backend_utils  # noqa: F401
+except BaseException:
+    pass  # the forked process imports it, as a process of its own does
 
 
 def _serve():

@@ -1,4 +1,4 @@
-// Slow: ~18 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // --run-python with two models or more: one python forks each model's process (lib/python-auto-complete/fork-server.ts).
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
@@ -10,15 +10,14 @@ import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOpt
 import { FORK_SERVER, STAND_IN_UTILS } from '../../lib/python-auto-complete/stand-in';
 import { isMmeError } from '../../lib/errors';
 import { validateRepository } from '../../lib/repository/validate';
-import { findPython } from '../examples/python-model-runner';
 import { loadScaled } from '../load-scale';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
-import { suiteFor } from '../tools';
+import { pythonWith, suiteFor } from '../tools';
 
 afterAll(removeRepos);
 
-const found = findPython(['numpy']);
-const python = 'python' in found ? found.python : 'python3';
+// The run's inventory already knows which python3 imports numpy (test/tools.ts): no python is started to ask again.
+const python = pythonWith(['numpy']) ?? 'python3';
 
 const COMPLETES = `import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -30,6 +29,19 @@ class TritonPythonModel:
         config.add_input({"name": "X", "data_type": "TYPE_FP32", "dims": [4]})
         return config
 `;
+
+/**
+ * COMPLETES without numpy, for the models where numpy is not the point: a python of its own that imports numpy costs
+ * twice what one without it does (the fork server has it imported already, whatever the model).
+ */
+const PLAIN = COMPLETES.replace('import numpy as np\n', '');
+
+/** A model that marks modules a sibling may have marked, and fails if one was. */
+const MARKS = `import json, os
+import triton_python_backend_utils as utils
+assert not hasattr(json, "MARK") and not hasattr(utils, "MARK") and os.path.samefile(utils.get_model_dir(), os.getcwd())
+json.MARK = utils.MARK = 1
+${PLAIN}`;
 
 /** A model that reports whether it was forked by the server (its parent runs auto_complete_server.py). */
 const REPORTS_PARENT = `import os
@@ -59,17 +71,19 @@ const HANGS = `import time\nwhile True:\n    time.sleep(60)\n`;
 /** What each model does, as model.py text. */
 const MODELS: Record<string, string> = {
   completes: COMPLETES,
-  prints: `print("to stdout, which the runner sends to stderr")\n${COMPLETES}`,
-  writes_fd1: `import os\nos.write(1, b"not json")\n${COMPLETES}`,
+  prints: `print("to stdout, which the runner sends to stderr")\n${PLAIN}`,
+  writes_fd1: `import os\nos.write(1, b"not json")\n${PLAIN}`,
   exits: `import sys\nsys.exit(3)\n${COMPLETES}`,
   os_exit: `import os, sys\nsys.stderr.write("leaving\\n")\nos._exit(7)\n${COMPLETES}`,
   kills_itself: `import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n${COMPLETES}`,
+  // Ends with numpy imported: its exit handlers run with the model's, forked as in a python of its own.
   at_exit: `import atexit, os\natexit.register(lambda: os.write(1, b" and more"))\n${COMPLETES}`,
-  reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${COMPLETES}`,
-  cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${COMPLETES}`,
-  // A sibling's changes to shared modules must not show: each model's process is its own.
-  marks_json: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
-  marks_json_too: `import json\nassert not hasattr(json, "MARK")\njson.MARK = 1\n${COMPLETES}`,
+  reads_stdin: `import sys\nassert sys.stdin.read() == ""\n${PLAIN}`,
+  cwd: `import os\nassert os.path.basename(os.getcwd()) == "1" and os.path.isfile("model.py")\n${PLAIN}`,
+  // A sibling's changes to shared modules must not show: each model's process is its own. The stand-in module too
+  // (the server has it imported before it forks), and its get_model_dir is this model's.
+  marks_json: MARKS,
+  marks_json_too: MARKS,
   raises: COMPLETES.replace('        return config', '        raise ValueError("no")'),
 };
 
@@ -109,6 +123,14 @@ function appears(dir: string, name: string, deadlineMs: number): Promise<void> {
     });
     const timer = setTimeout(done, deadlineMs);
   });
+}
+
+/** A python3 at `dir`/bin/`name` that records each start in `log`, then runs the real one. */
+function countingPython(dir: string, name: string, log: string): string {
+  const path = join(dir, 'bin', name);
+  writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
+  chmodSync(path, 0o755);
+  return path;
 }
 
 const inputNames = (r: { ok: boolean; config?: Record<string, unknown> }) =>
@@ -154,9 +176,13 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
       'class TritonPythonModel:',
       'if _parent_is_server():\n    os.kill(os.getppid(), 9)\n\n\nclass TritonPythonModel:',
     );
-    const jobs = jobsFor({ kills_server: killer, b: COMPLETES, c: COMPLETES, d: REPORTS_PARENT });
-    const results = await runAutoComplete(jobs, { ...options, concurrency: 1 });
+    const jobs = jobsFor({ kills_server: killer, b: PLAIN, c: PLAIN, d: REPORTS_PARENT });
+    // Named as a shim would be: the pythons of their own are the interpreter the server said it is, not this again.
+    const dir = makeRepo({ 'bin/': null });
+    const log = join(dir, 'starts');
+    const results = await runAutoComplete(jobs, { ...options, python: countingPython(dir, 'python3', log), concurrency: 1 });
     expect(results.map(inputNames)).toEqual([['own_process'], ['X'], ['X'], ['own_process']]);
+    expect(readFileSync(log, 'utf8')).toBe('started\n');
   });
 
   it('gives up on a server a model stopped, and runs its models in pythons of their own', async () => {
@@ -210,7 +236,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   const syntaxRepo = (okTail = '') =>
     makeRepo({
       'ok/config.pbtxt': 'backend: "python"',
-      'ok/1/model.py': COMPLETES + okTail,
+      'ok/1/model.py': PLAIN + okTail,
       'bad/config.pbtxt': 'backend: "python"',
       'bad/1/model.py': `def f(:\n    pass\n${COMPLETES}`,
     });
@@ -218,15 +244,8 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
 
   it('checks model.py syntax in the session\'s python, with --run-python or without, as a python of its own does', async () => {
     const dir = makeRepo({ 'bin/': null });
-    /** A python3 that records each start in `log`. */
-    const countingPython = (name: string, log: string) => {
-      const path = join(dir, 'bin', name);
-      writeFileSync(path, `#!/bin/sh\necho started >> '${log}'\nexec '${python}' "$@"\n`);
-      chmodSync(path, 0o755);
-      return path;
-    };
     const log = join(dir, 'starts');
-    const counting = countingPython('python3', log);
+    const counting = countingPython(dir, 'python3', log);
     const repo = syntaxRepo();
     const own = await validateRepository(repo, { pythonSyntax: { python } });
     expect(syntaxOf(own)).toEqual([expect.objectContaining({ model: 'bad', file: 'bad/1/model.py', line: 1 })]);
@@ -251,7 +270,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
       );
       await validateRepository(makeRepo({ 'k/config.pbtxt': 'backend: "python"', 'k/1/model.py': killer }), { runPython: { session } });
       const later = join(dir, 'later-starts');
-      process.env.MME_DEPLOY_PYTHON = countingPython('python3-later', later);
+      process.env.MME_DEPLOY_PYTHON = countingPython(dir, 'python3-later', later);
       expect((await validateRepository(syntaxRepo(), { pythonSyntax: { session } })).diagnostics).toEqual(own.diagnostics);
       expect(existsSync(later)).toBe(false);
       // A file it did not check is checked in a python of its own (the session's is gone), as MME_DEPLOY_PYTHON says.

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { validateRepository } from '../../lib/repository/validate';
 import { isMmeError } from '../../lib/errors';
 import { runCli } from '../cli/run-cli';
-import { findPython } from '../examples/python-model-runner';
-import { suiteFor } from '../tools';
+import { pythonWith, suiteFor } from '../tools';
 import { makeRepo, removeRepos, RepoFiles } from '../repository/repo-builder';
 
 afterAll(removeRepos);
 
-const python = findPython(['numpy']);
+// The run's inventory already knows which python3 imports numpy (test/tools.ts): no python is started to ask again.
+const python = pythonWith(['numpy']) ?? 'python3';
 
 /** A python model whose auto_complete_config declares TEXT (string) → IDS (INT64, [8]) and dynamic batching. */
 const TOKENIZER_PY = `import triton_python_backend_utils as pb_utils
@@ -45,7 +45,7 @@ output_map { key: "IDS" value: "IDS" } } ] }`,
 
 suiteFor({ python: ['numpy'] })('validate --run-python', () => {
   const run = (files: RepoFiles, options = {}) =>
-    validateRepository(makeRepo(files), { runPython: { python: (python as { python: string }).python, ...options } });
+    validateRepository(makeRepo(files), { runPython: { python: python, ...options } });
   const codes = (report: { diagnostics: { severity: string; code: string }[] }) => report.diagnostics.map((d) => `${d.severity}:${d.code}`);
 
   it('completes the config from auto_complete_config, so the ensemble step is checked against it', async () => {
@@ -144,7 +144,7 @@ class TritonPythonModel:
       'tok/1/helpers.py': TOKENIZER_PY,
     };
     const root = makeRepo(files);
-    const report = await validateRepository(root, { runPython: { python: (python as { python: string }).python } });
+    const report = await validateRepository(root, { runPython: { python: python } });
     expect(report.diagnostics).toEqual([]);
     expect(readdirSync(join(root, 'tok', '1')).sort()).toEqual(['helpers.py', 'model.py']);
     expect(existsSync(join(root, 'tok', '__pycache__'))).toBe(false);
@@ -160,7 +160,7 @@ class TritonPythonModel:
     const root = makeRepo({ 'tok/config.pbtxt': 'backend: "python" max_batch_size: 16', 'tok/1/model.py': TOKENIZER_PY });
     expect((await runCli(['validate', root])).code).toBe(0);
     const run = await runCli(['validate', '--run-python', root], {
-      env: { ...process.env, MME_DEPLOY_PYTHON: (python as { python: string }).python },
+      env: { ...process.env, MME_DEPLOY_PYTHON: python },
     });
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(
