@@ -332,6 +332,26 @@ describe('readTarGz: what ends an archive', () => {
     expect(await listEntries([tar, Buffer.alloc(140_000), Buffer.alloc(0), Buffer.alloc(3)])).toHaveLength(1);
   });
 
+  it('names a cut inside an extended header: in its data, in its padding, and where its data should start', async () => {
+    const cut = (at: number) => `not a valid tar archive: it is cut short at byte ${at}, in an extended header${REMEDY}`;
+    // 20 bytes of records ("20 path=m/long-name\n"), then 492 of padding, then the file's header.
+    const named = Buffer.concat([paxMember({ path: 'm/long-name' }), fileMember('m/a', 'a')]);
+    await expect(failure(named.subarray(0, 512 + 5))).resolves.toMatchObject({ code: 'TAR_TRUNCATED', message: cut(517) });
+    await expect(failure(named.subarray(0, 512 + 30))).resolves.toMatchObject({ code: 'TAR_TRUNCATED', message: cut(542) });
+    // Records of exactly one block: cut at the header's end, the data is missing whole, with no padding after it.
+    const record = paxRecord('comment', 'x'.repeat(499));
+    expect(Buffer.byteLength(record)).toBe(TAR_BLOCK);
+    await expect(failure(paxMember(record).subarray(0, TAR_BLOCK))).resolves.toMatchObject({ code: 'TAR_TRUNCATED', message: cut(512) });
+  });
+
+  it("ends an empty file's content at once, so a cut after its header is named as the archive's end", async () => {
+    // listEntries reads the content of every file: an empty one must end without asking the archive for a byte.
+    await expect(failure(fileMember('m/empty', ''))).resolves.toMatchObject({
+      code: 'TAR_TRUNCATED',
+      message: `not a valid tar archive: it ends at byte 512 without the end-of-archive blocks (cut short?)${REMEDY}`,
+    });
+  });
+
   it('refuses data that is not zeros after zeros after the last gzip member, naming where the member ends', async () => {
     const gz = gzipSync(tar);
     const message =
