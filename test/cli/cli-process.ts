@@ -5,7 +5,7 @@
 // rebuilds it whenever a source is newer, so it runs the code under test; test/bin/bundled-cli.test.ts checks the
 // bundle against the sources.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, truncateSync, watch, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -117,6 +117,57 @@ export async function until(condition: () => boolean, what: string, seconds = 20
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Resolves as soon as the process has written `text` to stderr (on the output event itself, no polling: a test sends
+ * its signal the moment the command says it is under way); rejects if the process ends first or after `seconds`
+ * scaled by the run's load, with its stderr.
+ */
+export function stderrShows(run: CliProcess, text: string, what: string, seconds = 20): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      run.stderr!.off('data', check);
+      run.off('close', ended);
+      if (error) reject(error);
+      else resolve();
+    };
+    // Checked after spawnCli's own listener has appended the chunk (listeners run in the order they were added).
+    const check = () => {
+      if (run.err().includes(text)) done();
+    };
+    const ended = () => done(new Error(`the process ended before ${what}; stderr: ${run.err()}`));
+    const timer = setTimeout(() => done(new Error(`timed out waiting for ${what}; stderr: ${run.err()}`)), loadScaled(seconds * 1000));
+    run.stderr!.on('data', check);
+    run.on('close', ended);
+    check();
+  });
+}
+
+/**
+ * Resolves once `condition` holds, checked on every change inotify reports in `directory` (fs.watch) instead of a poll
+ * every 20 ms; fails like `until`.
+ */
+export function untilIn(directory: string, condition: () => boolean, what: string, seconds = 20, run?: CliProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      watcher.close();
+      if (error) reject(error);
+      else resolve();
+    };
+    const check = () => {
+      if (condition()) done();
+    };
+    const timer = setTimeout(
+      () => done(new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`)),
+      loadScaled(seconds * 1000),
+    );
+    // Watched first, then checked: a change between the two is seen either way.
+    const watcher = watch(directory, check);
+    check();
+  });
 }
 
 /** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */
