@@ -79,7 +79,37 @@ export function unprivilegedProblem(): { reason: string; install: string[] } | u
 }
 
 export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliProcess {
-  const command = [...cliCommand(options.nodeOptions), ...args];
+  return spawnNode(cliCommand(options.nodeOptions), args, options);
+}
+
+/** test/cli/main-runner.cjs: runs the CLI's main from dist/ for several argument vectors in one process. */
+const MAIN_RUNNER = join(__dirname, 'main-runner.cjs');
+
+/** What one argument vector of runMainInProcess printed, and the exit code main returned for it. */
+export interface MainRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the CLI's main (dist/lib/cli/program.js, what the bundled CLI's entry calls) for each argument vector, one
+ * after the other in ONE real node process, as the unprivileged user if asked: for tables of commands where the
+ * process matters only as the user it runs as, not for its exit, its signals or its bytes on stdout (those are
+ * spawnCli's). One node start and one module load instead of one per command. Fails with the runner's stderr if it
+ * did not print its results or printed anything on its own stderr.
+ */
+export async function runMainInProcess(argvs: readonly (readonly string[])[], options: SpawnOptions = {}): Promise<MainRun[]> {
+  cliCommand(); // dist/ is built
+  const run = spawnNode([process.execPath, MAIN_RUNNER], [JSON.stringify(argvs)], options);
+  const code = await run.exit;
+  // Anything on the runner's own stderr (a stack trace, a warning) is something a command printed past its CliIo.
+  if (code !== 0 || run.err() !== '') throw new Error(`test/cli/main-runner.cjs exited ${code}: ${run.err()}`);
+  return JSON.parse(run.out()) as MainRun[];
+}
+
+function spawnNode(entry: readonly string[], args: readonly string[], options: SpawnOptions): CliProcess {
+  const command = [...entry, ...args];
   const unprivileged = options.unprivileged && DROPS_PRIVILEGES;
   const argv = unprivileged ? [...SETPRIV, ...command] : command;
   const python = process.env.MME_DEPLOY_PYTHON;
