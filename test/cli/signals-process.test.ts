@@ -1,4 +1,4 @@
-// Slow: ~13 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Every long command under SIGTERM, SIGHUP and Ctrl-C (SIGINT), in a real process: it stops, cleans up what it was
 // writing or uploading, and exits 130; where the clean-up cannot be done, it prints the exact command that does it.
 // Each test sends the signal only once the command is provably under way (its temp file exists, its upload started,
