@@ -86,12 +86,22 @@ export interface StatusClients {
   readonly logs?: CloudWatchLogsClient;
 }
 
+/**
+ * The SageMaker client, and the others made only once the endpoint is known to exist: a misspelt or absent endpoint
+ * is reported before three more SDK packages are loaded (a third of the command's start-up).
+ */
+export interface LazyStatusClients {
+  readonly sageMaker: SageMakerClient;
+  readonly others: () => Promise<Omit<StatusClients, 'sageMaker'>>;
+}
+
 export async function endpointStatus(
-  clients: StatusClients,
+  given: StatusClients | LazyStatusClients,
   endpointName: string,
   options: { variant?: string; now?: Date; region?: string; profile?: string } = {},
 ): Promise<EndpointStatusReport> {
-  const endpoint = await resolveEndpoint(clients.sageMaker, endpointName, options);
+  const endpoint = await resolveEndpoint(given.sageMaker, endpointName, options);
+  const clients: StatusClients = 'others' in given ? { sageMaker: given.sageMaker, ...(await given.others()) } : given;
   const end = floorToMinute(options.now ?? new Date());
   const start = new Date(end.getTime() - 60 * 60 * 1000);
   const notes: string[] = [];

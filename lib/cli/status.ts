@@ -21,11 +21,19 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
   if (!options.endpoint) throw new MmeError('USAGE', 'Which endpoint? Give --endpoint NAME.');
   const connection = connectionOf(options);
   const sageMaker = await createSageMakerClient(connection);
-  const autoScaling = await createAutoScalingClient(connection);
-  const cloudWatch = await createCloudWatchClient(connection);
-  const logs = await createCloudWatchLogsClient(connection);
+  // The other three clients (and their SDK packages) only once DescribeEndpoint found the endpoint.
+  const others: { destroy(): void }[] = [];
+  const makeOthers = async () => {
+    const autoScaling = await createAutoScalingClient(connection);
+    others.push(autoScaling);
+    const cloudWatch = await createCloudWatchClient(connection);
+    others.push(cloudWatch);
+    const logs = await createCloudWatchLogsClient(connection);
+    others.push(logs);
+    return { autoScaling, cloudWatch, logs };
+  };
   try {
-    const report = await endpointStatus({ sageMaker, autoScaling, cloudWatch, logs }, options.endpoint, {
+    const report = await endpointStatus({ sageMaker, others: makeOthers }, options.endpoint, {
       ...connection,
       ...(options.variant ? { variant: options.variant } : {}),
       ...(options.now ? { now: options.now } : {}),
@@ -35,9 +43,7 @@ export async function runStatus(options: StatusOptions, io: CliIo): Promise<numb
     return ExitCode.Ok;
   } finally {
     sageMaker.destroy();
-    autoScaling.destroy();
-    cloudWatch.destroy();
-    logs.destroy();
+    for (const client of others) client.destroy();
   }
 }
 

@@ -28,7 +28,7 @@ import { runList } from '../../lib/cli/list';
 import { runInvoke } from '../../lib/cli/invoke';
 import { runStatus } from '../../lib/cli/status';
 import { binaryJsonContentType } from '../../lib/kserve/kserve-codec';
-import { statusMetricQueries } from '../../lib/aws/endpoint-status';
+import { endpointStatus, statusMetricQueries } from '../../lib/aws/endpoint-status';
 import { useAwsProfiles } from './aws-profile-fixture';
 
 useAwsProfiles(['dev']);
@@ -422,5 +422,30 @@ describe('status', () => {
     const refused = 'application-autoscaling:DescribeScalingPolicies on endpoint/mme/variant/AllTraffic';
     expect(io.err()).toMatch(/^note: Auto scaling not shown: Access denied: .*$/m);
     expect(io.err()).toContain(refused);
+  });
+
+  it('says when the endpoint does not exist before making (loading) the scaling, metrics and logs clients', async () => {
+    // runStatus hands endpointStatus the SageMaker client and a function that makes the other three.
+    const region = { region: 'eu-west-1' };
+    const others = jest.fn(async () => ({
+      autoScaling: new ApplicationAutoScalingClient(region),
+      cloudWatch: new CloudWatchClient(region),
+      logs: new CloudWatchLogsClient(region),
+    }));
+    const clients = { sageMaker: new SageMakerClient(region), others };
+    sageMaker.on(DescribeEndpointCommand).rejects(awsError('ValidationException', 400, 'Could not find endpoint "nope".'));
+    await expect(endpointStatus(clients, 'nope', { ...region, now })).rejects.toThrow("Endpoint 'nope' does not exist in eu-west-1.");
+    expect(others).not.toHaveBeenCalled();
+    // Once the endpoint is found, they are made once and used.
+    sageMaker.reset();
+    mockMultiModelEndpoint();
+    autoScaling.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
+    const report = await endpointStatus(clients, 'mme', { ...region, now });
+    expect(others).toHaveBeenCalledTimes(1);
+    expect(report.endpoint.endpointName).toBe('mme');
+    expect(autoScaling.commandCalls(DescribeScalableTargetsCommand)).toHaveLength(1);
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+    expect(cloudWatchLogs.commandCalls(FilterLogEventsCommand).length).toBeGreaterThan(0);
   });
 });

@@ -5,7 +5,7 @@
 // rebuilds it whenever a source is newer, so it runs the code under test; test/bin/bundled-cli.test.ts checks the
 // bundle against the sources.
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, truncateSync, watch, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -79,7 +79,37 @@ export function unprivilegedProblem(): { reason: string; install: string[] } | u
 }
 
 export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliProcess {
-  const command = [...cliCommand(options.nodeOptions), ...args];
+  return spawnNode(cliCommand(options.nodeOptions), args, options);
+}
+
+/** test/cli/main-runner.cjs: runs the CLI's main from dist/ for several argument vectors in one process. */
+const MAIN_RUNNER = join(__dirname, 'main-runner.cjs');
+
+/** What one argument vector of runMainInProcess printed, and the exit code main returned for it. */
+export interface MainRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the CLI's main (dist/lib/cli/program.js, what the bundled CLI's entry calls) for each argument vector, one
+ * after the other in ONE real node process, as the unprivileged user if asked: for tables of commands where the
+ * process matters only as the user it runs as, not for its exit, its signals or its bytes on stdout (those are
+ * spawnCli's). One node start and one module load instead of one per command. Fails with the runner's stderr if it
+ * did not print its results or printed anything on its own stderr.
+ */
+export async function runMainInProcess(argvs: readonly (readonly string[])[], options: SpawnOptions = {}): Promise<MainRun[]> {
+  cliCommand(); // dist/ is built
+  const run = spawnNode([process.execPath, MAIN_RUNNER], [JSON.stringify(argvs)], options);
+  const code = await run.exit;
+  // Anything on the runner's own stderr (a stack trace, a warning) is something a command printed past its CliIo.
+  if (code !== 0 || run.err() !== '') throw new Error(`test/cli/main-runner.cjs exited ${code}: ${run.err()}`);
+  return JSON.parse(run.out()) as MainRun[];
+}
+
+function spawnNode(entry: readonly string[], args: readonly string[], options: SpawnOptions): CliProcess {
+  const command = [...entry, ...args];
   const unprivileged = options.unprivileged && DROPS_PRIVILEGES;
   const argv = unprivileged ? [...SETPRIV, ...command] : command;
   const python = process.env.MME_DEPLOY_PYTHON;
@@ -117,6 +147,57 @@ export async function until(condition: () => boolean, what: string, seconds = 20
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Resolves as soon as the process has written `text` to stderr (on the output event itself, no polling: a test sends
+ * its signal the moment the command says it is under way); rejects if the process ends first or after `seconds`
+ * scaled by the run's load, with its stderr.
+ */
+export function stderrShows(run: CliProcess, text: string, what: string, seconds = 20): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      run.stderr!.off('data', check);
+      run.off('close', ended);
+      if (error) reject(error);
+      else resolve();
+    };
+    // Checked after spawnCli's own listener has appended the chunk (listeners run in the order they were added).
+    const check = () => {
+      if (run.err().includes(text)) done();
+    };
+    const ended = () => done(new Error(`the process ended before ${what}; stderr: ${run.err()}`));
+    const timer = setTimeout(() => done(new Error(`timed out waiting for ${what}; stderr: ${run.err()}`)), loadScaled(seconds * 1000));
+    run.stderr!.on('data', check);
+    run.on('close', ended);
+    check();
+  });
+}
+
+/**
+ * Resolves once `condition` holds, checked on every change inotify reports in `directory` (fs.watch) instead of a poll
+ * every 20 ms; fails like `until`.
+ */
+export function untilIn(directory: string, condition: () => boolean, what: string, seconds = 20, run?: CliProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      watcher.close();
+      if (error) reject(error);
+      else resolve();
+    };
+    const check = () => {
+      if (condition()) done();
+    };
+    const timer = setTimeout(
+      () => done(new Error(`timed out waiting for ${what}${run ? `; stderr: ${run.err()}` : ''}`)),
+      loadScaled(seconds * 1000),
+    );
+    // Watched first, then checked: a change between the two is seen either way.
+    const watcher = watch(directory, check);
+    check();
+  });
 }
 
 /** An HTTP stand-in whose handler decides per request; requests it holds stay open until the test ends. */

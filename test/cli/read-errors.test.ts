@@ -1,11 +1,13 @@
 // Read errors are read errors: a file or directory that exists but cannot be read is `cannot read PATH: permission
 // denied` with exit 2 in every command that reads a repository, never an internal error, never a write error of the
-// output, never a fault of the model. Run as an unprivileged user in a real process (root reads everything).
+// output, never a fault of the model. Run as an unprivileged user in real processes (root reads everything): a test's
+// commands one after the other in one process (test/cli/main-runner.cjs); validate in the first test, and the last
+// test, as the bundled CLI in a process of its own.
 
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnCli, unprivilegedProblem } from './cli-process';
+import { runMainInProcess, spawnCli, unprivilegedProblem } from './cli-process';
 import { suiteUnless } from '../tools';
 
 let dir: string;
@@ -35,11 +37,24 @@ const COMMANDS: Record<string, string[]> = {
   push: ['push', 'repo', '--s3', 's3://bucket/models/', '--endpoint-url', 'http://127.0.0.1:9'],
 };
 
-/** Runs the named commands as an unprivileged user in `dir`, all at once. */
-async function runAll(names: readonly string[]) {
+/**
+ * Runs the named commands as an unprivileged user in `dir`: those in `ownProcess` as the bundled CLI in a process each
+ * (its real exit code and bytes), the others through the CLI's main one after the other in one process beside them
+ * (runMainInProcess: one node start for the table, the same user, code and output).
+ */
+async function runAll(names: readonly string[], ownProcess: readonly string[] = []) {
   const env = { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_EC2_METADATA_DISABLED: 'true' };
-  const runs = names.map((name) => spawnCli(COMMANDS[name]!, { cwd: dir, unprivileged: true, env }));
-  return Promise.all(runs.map(async (run, i) => ({ name: names[i]!, code: await run.exit, err: run.err(), out: run.out() })));
+  const options = { cwd: dir, unprivileged: true, env };
+  const inProcess = names.filter((name) => !ownProcess.includes(name));
+  const table = runMainInProcess(inProcess.map((name) => COMMANDS[name]!), options);
+  const real = ownProcess.map(async (name) => {
+    const run = spawnCli(COMMANDS[name]!, options);
+    return { name, code: await run.exit, err: run.err(), out: run.out() };
+  });
+  const tabled = (await table).map((run, i) => ({ name: inProcess[i]!, code: run.code, err: run.stderr, out: run.stdout }));
+  const results = [...(await Promise.all(real)), ...tabled];
+  expect(results.map((r) => r.name).sort()).toEqual([...names].sort());
+  return names.map((name) => results.find((r) => r.name === name)!);
 }
 
 function expectReadError(results: Awaited<ReturnType<typeof runAll>>, path: string) {
@@ -56,7 +71,8 @@ function expectReadError(results: Awaited<ReturnType<typeof runAll>>, path: stri
 suiteUnless(unprivilegedProblem())('read errors, as an unprivileged user', () => {
   it('an unreadable config.pbtxt: exit 2 in validate, config, graph, package, plan and push', async () => {
     chmodSync(join(dir, 'repo', 'm', 'config.pbtxt'), 0o000);
-    expectReadError(await runAll(Object.keys(COMMANDS)), 'repo/m/config.pbtxt');
+    // validate in a process of its own: the exit code and stderr a user gets from the bundled CLI.
+    expectReadError(await runAll(Object.keys(COMMANDS), ['validate']), 'repo/m/config.pbtxt');
   }, 60_000);
 
   it('an unreadable model file: exit 2 in validate, validate --mme, package, plan and push', async () => {

@@ -1,4 +1,4 @@
-// Slow: ~13 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Every long command under SIGTERM, SIGHUP and Ctrl-C (SIGINT), in a real process: it stops, cleans up what it was
 // writing or uploading, and exits 130; where the clean-up cannot be done, it prints the exact command that does it.
 // Each test sends the signal only once the command is provably under way (its temp file exists, its upload started,
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { encodeHeaders, endOfArchive } from '../../lib/archive/tar-header';
 import { runCli } from './run-cli';
-import { CliProcess, sparseRepository, spawnCli, standIn, until } from './cli-process';
+import { CliProcess, sparseRepository, spawnCli, standIn, stderrShows, until, untilIn } from './cli-process';
 import { LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../aws/s3rver-harness';
 
 const GiB = 1024 ** 3;
@@ -40,7 +40,7 @@ describe('package under signals', () => {
     const own = mkdtempSync(join(tmpdir(), `mme-signals-${signal}-`));
     const run = spawnCli(['package', sparseRepository(own, 'big', 16 * GiB), '-o', join(own, 'big.tar.gz')], { cwd: own });
     try {
-      await until(() => tempFiles('big.tar.gz', own).length > 0, 'the temp file', 20, run);
+      await untilIn(own, () => tempFiles('big.tar.gz', own).length > 0, 'the temp file', 20, run);
       run.kill(signal);
       return { code: await run.exit, err: run.err(), left: readdirSync(own).sort() };
     } finally {
@@ -66,7 +66,7 @@ describe('package under signals', () => {
 
   it('removes, on the next run, the temp file of a run killed outright (SIGKILL), and never one a live process owns', async () => {
     const killed = spawnCli(['package', repository('big', 16 * GiB), '-o', join(dir, 'out.tar.gz')], { cwd: dir });
-    await until(() => tempFiles('out.tar.gz').length > 0, 'the temp file');
+    await untilIn(dir, () => tempFiles('out.tar.gz').length > 0, 'the temp file', 20, killed);
     killed.kill('SIGKILL');
     await killed.exit;
     const [stale] = tempFiles('out.tar.gz');
@@ -86,6 +86,8 @@ describe('package under signals', () => {
 });
 
 describe('push under signals', () => {
+  /** The CLI uploads in parts of S3's minimum, 5 MiB (test/cli/small-parts.cjs): a third of the bytes before a signal. */
+  const SMALL_PARTS = ['--require', join(__dirname, 'small-parts.cjs')];
   const S3_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
   /** A bucket per signal: the two pushes run at once. */
   const bucketOf = (signal: (typeof S3_SIGNALS)[number]) => `models-${signal.toLowerCase()}`;
@@ -113,9 +115,10 @@ describe('push under signals', () => {
     const run = spawnCli(['push', gzipLooking('big.tar.gz', GiB, own), '--no-verify', '--s3', `s3://${bucket}/signals/`,
       '--endpoint-url', s3.endpoint], {
       env: { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey },
+      nodeOptions: SMALL_PARTS,
     });
     try {
-      await until(() => run.err().includes('uploading: '), 'the first uploaded part', 60, run);
+      await stderrShows(run, 'uploading: ', 'the first uploaded part', 60);
       const during = await s3.listMultipartUploads(bucket);
       run.kill(signal);
       const code = await run.exit;
@@ -145,11 +148,12 @@ describe('push under signals', () => {
     let abortReply: 'denied' | 'never';
     /** Set once the CLI took the test's signal: with a refused abort, parts held until then are answered. */
     let released: boolean;
+    let firstPartBytes: number | undefined;
     let server: { url: string; close(): Promise<void> };
     beforeAll(async () => {
       // S3 as far as push needs it: the object is absent, the first part is taken at once, later parts only once the
       // CLI is cancelling (as a slow link would take them) or never, and the abort is refused or never answered.
-      server = await standIn((req, _body, res) => {
+      server = await standIn((req, body, res) => {
         const url = new URL(req.url ?? '/', 'http://x');
         if (req.method === 'HEAD') return void res.writeHead(404).end();
         if (req.method === 'POST' && url.searchParams.has('uploads')) {
@@ -157,7 +161,10 @@ describe('push under signals', () => {
           return void res.end('<?xml version="1.0"?><InitiateMultipartUploadResult><Bucket>bkt</Bucket>' +
             '<Key>p/x.tar.gz</Key><UploadId>UPLOAD-7</UploadId></InitiateMultipartUploadResult>');
         }
-        if (req.method === 'PUT' && url.searchParams.get('partNumber') === '1') return void res.writeHead(200, { ETag: '"e1"' }).end();
+        if (req.method === 'PUT' && url.searchParams.get('partNumber') === '1') {
+          firstPartBytes = body.length;
+          return void res.writeHead(200, { ETag: '"e1"' }).end();
+        }
         if (req.method === 'PUT') {
           if (abortReply === 'denied' && released) return void res.writeHead(200, { ETag: '"e2"' }).end();
           return void held.push(res);
@@ -180,6 +187,7 @@ describe('push under signals', () => {
     beforeEach(() => {
       held = [];
       released = false;
+      firstPartBytes = undefined;
     });
     /** Answers the parts held so far, and any later one at once. */
     const release = () => {
@@ -193,7 +201,7 @@ describe('push under signals', () => {
           'push', archive, '--no-verify', '--s3', 's3://bkt/p/', '--name', 'x.tar.gz',
           '--endpoint-url', server.url, '--region', 'eu-west-1', '--profile', 'ops',
         ],
-        { env: { HOME: home } },
+        { env: { HOME: home }, nodeOptions: SMALL_PARTS },
       );
     const command = () =>
       `aws s3api abort-multipart-upload --bucket bkt --key p/x.tar.gz --upload-id UPLOAD-7 --endpoint-url ${server.url} ` +
@@ -202,22 +210,23 @@ describe('push under signals', () => {
     it('prints the exact abort command, with --endpoint-url, --region and --profile, when the abort is refused', async () => {
       abortReply = 'denied';
       const run = push(gzipLooking('a.tar.gz', 256 * 1024 ** 2));
-      await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
+      await stderrShows(run, 'uploading: ', 'the first part');
       run.kill('SIGTERM');
       // The parts in flight are answered once the CLI has taken the signal (it says it is cancelling), not before: an
       // upload that ran on could otherwise finish.
-      await until(() => run.err().includes('Cancelling: aborting the multipart upload'), 'the cancel notice', 20, run);
+      await stderrShows(run, 'Cancelling: aborting the multipart upload', 'the cancel notice');
       release();
       expect(await run.exit).toBe(130);
+      expect(firstPartBytes).toBe(5 * 1024 ** 2);
       expect(run.err()).toContain(`Some uploaded parts may remain (and are billed); remove them with: ${command()}\n`);
     });
 
     it('prints the exact abort command when quit by a second signal before the abort finished', async () => {
       abortReply = 'never';
       const run = push(gzipLooking('b.tar.gz', 256 * 1024 ** 2));
-      await until(() => run.err().includes('uploading: '), 'the first part', 20, run);
+      await stderrShows(run, 'uploading: ', 'the first part');
       run.kill('SIGTERM');
-      await until(() => run.err().includes('Cancelling: aborting the multipart upload'), 'the cancel notice');
+      await stderrShows(run, 'Cancelling: aborting the multipart upload', 'the cancel notice');
       run.kill('SIGTERM');
       expect(await run.exit).toBe(130);
       expect(run.err()).toContain(

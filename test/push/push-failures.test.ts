@@ -166,7 +166,7 @@ describe('a push that fails halfway', () => {
 describe('what a push reports', () => {
   it('announces an archive with its size, and reports progress against that size', async () => {
     const archive = join(dir, 'blob.tar.gz');
-    writeFileSync(archive, gzipSync(randomBytes(11 << 20), { level: 0 }));
+    writeFileSync(archive, gzipSync(randomBytes(6 << 20), { level: 0 }));
     const size = statSync(archive).size;
     const starts: PushStart[] = [];
     const totals = new Set<number | undefined>();
