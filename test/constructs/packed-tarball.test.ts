@@ -327,12 +327,17 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
           KINDS.map(async ([kind, file]) => {
             const outdir = join(dir, `out-${kind}`);
             const stackName = `Packed${kind}`;
+            // A fresh app's environment, plus the python3 the global setup found (MME_DEPLOY_PYTHON): the model
+            // archive's syntax check then starts python3 itself, not a version manager's shim on PATH (about half a
+            // second of CPU per synth).
+            const python = process.env.MME_DEPLOY_PYTHON;
             const env = {
               PATH: process.env.PATH,
               HOME: work,
               CDK_OUTDIR: outdir,
               CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
               CDK_VALIDATION: 'false',
+              ...(python === undefined ? {} : { MME_DEPLOY_PYTHON: python }),
             };
             return [kind, { outdir, stackName, run: await run([file], { cwd: dir, env }) }] as const;
           }),
