@@ -115,12 +115,19 @@ function placeOwn(app: string, dependencies: Record<string, string>): void {
   if (tops.length > 0) execFileSync('cp', ['-al', '--parents', ...tops, app], { cwd: root });
 }
 
+/**
+ * The environment of the npm commands: without the update check npm makes after a command (a registry request for
+ * npm's own metadata, at most once a week), which this machine's ~/.npmrc turns off but a fresh CI account does not.
+ */
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false' };
+
 /** The newest aws-cdk-lib in the peer range, as npm resolves it now (its cached metadata first), or undefined. */
 function newestInRange(cwd: string): string | undefined {
   try {
     const listed = JSON.parse(
       execFileSync('npm', ['view', `aws-cdk-lib@${CDK_VERSIONS[1][1]}`, 'version', '--json', '--prefer-offline'], {
         cwd,
+        env: NPM_ENV,
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
@@ -227,7 +234,11 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
 
   beforeAll(async () => {
     const packed = JSON.parse(
-      execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
+      execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+        cwd: root,
+        env: NPM_ENV,
+        encoding: 'utf8',
+      }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const tarball = join(work, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path);
@@ -268,7 +279,7 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error'],
       // A deadline for a hang, scaled by the load: on a busy machine npm unpacking aws-cdk-lib takes minutes.
-      { cwd: first, stdio: 'pipe', timeout: loadScaled(180_000) },
+      { cwd: first, env: NPM_ENV, stdio: 'pipe', timeout: loadScaled(180_000) },
     );
     keepNewest(join(first, 'node_modules', NEWEST_ALIAS));
     const second = join(work, 'app-1');
