@@ -1,4 +1,4 @@
-// Slow: ~45 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~43 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
@@ -14,6 +14,8 @@
 // (which only checking them reads), and resolves the imports once for configs that resolve alike; then the four synths
 // run side by side. The placed dependencies and these last two took the file from 79 s of CPU to 55 to 57 s (warm
 // runs, one after the other, at a load of 2 to 7 on 2 cores; 77-88 s against 68-73 s side by side at loads of 12-30).
+// The synths' python3 named by MME_DEPLOY_PYTHON (not a version manager's shim) and the file checks shared by all
+// configs took a run from 62 s of CPU to 57 s (jest included, at a load of 6 to 8).
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
