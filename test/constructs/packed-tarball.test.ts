@@ -1,4 +1,4 @@
-// Slow: ~45 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~43 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The package as users install it: `npm pack`, installed into fresh CDK apps next to the minimum aws-cdk-lib the peer
 // dependencies allow and next to the newest one they allow, type-checked with NodeNext resolution (.cts and .mts)
 // and with the classic `module: commonjs` + node10 resolution (TypeScript 5, what `cdk init` made for years),
@@ -14,6 +14,8 @@
 // (which only checking them reads), and resolves the imports once for configs that resolve alike; then the four synths
 // run side by side. The placed dependencies and these last two took the file from 79 s of CPU to 55 to 57 s (warm
 // runs, one after the other, at a load of 2 to 7 on 2 cores; 77-88 s against 68-73 s side by side at loads of 12-30).
+// The synths' python3 named by MME_DEPLOY_PYTHON (not a version manager's shim) and the file checks shared by all
+// configs took a run from 62 s of CPU to 57 s (jest included, at a load of 6 to 8).
 
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -115,12 +117,19 @@ function placeOwn(app: string, dependencies: Record<string, string>): void {
   if (tops.length > 0) execFileSync('cp', ['-al', '--parents', ...tops, app], { cwd: root });
 }
 
+/**
+ * The environment of the npm commands: without the update check npm makes after a command (a registry request for
+ * npm's own metadata, at most once a week), which this machine's ~/.npmrc turns off but a fresh CI account does not.
+ */
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false' };
+
 /** The newest aws-cdk-lib in the peer range, as npm resolves it now (its cached metadata first), or undefined. */
 function newestInRange(cwd: string): string | undefined {
   try {
     const listed = JSON.parse(
       execFileSync('npm', ['view', `aws-cdk-lib@${CDK_VERSIONS[1][1]}`, 'version', '--json', '--prefer-offline'], {
         cwd,
+        env: NPM_ENV,
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
@@ -227,7 +236,11 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
 
   beforeAll(async () => {
     const packed = JSON.parse(
-      execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' }),
+      execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+        cwd: root,
+        env: NPM_ENV,
+        encoding: 'utf8',
+      }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const tarball = join(work, packed[0]!.filename);
     files = packed[0]!.files.map((f) => f.path);
@@ -268,7 +281,7 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--loglevel=error'],
       // A deadline for a hang, scaled by the load: on a busy machine npm unpacking aws-cdk-lib takes minutes.
-      { cwd: first, stdio: 'pipe', timeout: loadScaled(180_000) },
+      { cwd: first, env: NPM_ENV, stdio: 'pipe', timeout: loadScaled(180_000) },
     );
     keepNewest(join(first, 'node_modules', NEWEST_ALIAS));
     const second = join(work, 'app-1');
@@ -327,12 +340,17 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
           KINDS.map(async ([kind, file]) => {
             const outdir = join(dir, `out-${kind}`);
             const stackName = `Packed${kind}`;
+            // A fresh app's environment, plus the python3 the global setup found (MME_DEPLOY_PYTHON): the model
+            // archive's syntax check then starts python3 itself, not a version manager's shim on PATH (about half a
+            // second of CPU per synth).
+            const python = process.env.MME_DEPLOY_PYTHON;
             const env = {
               PATH: process.env.PATH,
               HOME: work,
               CDK_OUTDIR: outdir,
               CDK_CONTEXT_JSON: JSON.stringify({ stackName, repository }),
               CDK_VALIDATION: 'false',
+              ...(python === undefined ? {} : { MME_DEPLOY_PYTHON: python }),
             };
             return [kind, { outdir, stackName, run: await run([file], { cwd: dir, env }) }] as const;
           }),

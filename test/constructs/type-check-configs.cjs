@@ -24,22 +24,38 @@ const formatHost = {
 };
 /** Options that change neither how a declaration file is parsed nor how it is bound. */
 const RESOLUTION_ONLY = new Set(['module', 'moduleResolution', 'noEmit', 'configFilePath']);
+/** Parsed declaration files: by the options their parse and binding depend on (`sharingKey`), then by file name. */
 const parsed = new Map();
 const resolutions = new Map();
+/**
+ * What the configs' hosts found on disk, by absolute path, for all of them: tsc's host remembers it for one program
+ * (changeCompilerHostLikeToUseCache), and nothing changes the files between programs but their own emit, which
+ * forgets what it writes (and the directories above it). Module resolution probes some 20,000 paths per config.
+ */
+const existing = { file: new Map(), directory: new Map() };
 
 /**
- * The key under which a parsed declaration file is shared. A declaration file's parse depends on its language version,
+ * The key under which parsed declaration files are shared. A declaration file's parse depends on its language version,
  * its module format and the JSDoc mode; whether it is a module is, for a declaration file, its own syntax alone
  * (moduleDetection auto: isFileForcedToBeModuleByFormat excludes declaration files), and binding reads the target and
  * the strict, const-enum and unreachable-code options (microsoft/TypeScript:src/compiler/binder.ts). So every option but
  * module, moduleResolution and noEmit is part of the key. tsserver's DocumentRegistry shares files the same way, with a
  * coarser key that also holds module and moduleResolution (src/services/documentRegistry.ts).
+ * `optionsKey`: the options part, computed once per config.
  */
-function shareable(fileName, options, createOptions) {
-  if (!/\.d\.[cm]?ts$/.test(fileName)) return undefined;
-  const affecting = Object.entries(options).filter(([name]) => !RESOLUTION_ONLY.has(name));
+function sharingKey(optionsKey, createOptions) {
   const { languageVersion, impliedNodeFormat, jsDocParsingMode } = createOptions;
-  return JSON.stringify([fileName, affecting, languageVersion, impliedNodeFormat, jsDocParsingMode]);
+  return `${optionsKey}|${languageVersion}|${impliedNodeFormat}|${jsDocParsingMode}`;
+}
+
+/** `probe(path)`, remembered in `known` by absolute path (`dir` makes a relative one absolute). */
+function remembered(known, dir, probe) {
+  return (path) => {
+    const key = resolve(dir, path);
+    let found = known.get(key);
+    if (found === undefined) known.set(key, (found = Boolean(probe(path))));
+    return found;
+  };
 }
 
 for (const { config: configPath, dir, file } of configs) {
@@ -62,6 +78,16 @@ for (const { config: configPath, dir, file } of configs) {
     // TypeScript files parsed only where it can matter to an error (@see, @link), which skips most of aws-cdk-lib's
     // 40 MB of declaration comments (about a quarter of the check's CPU time), and file reads and lookups cached per program.
     host.jsDocParsingMode = ts.JSDocParsingMode.ParseForTypeErrors;
+    host.fileExists = remembered(existing.file, dir, host.fileExists);
+    host.directoryExists = remembered(existing.directory, dir, host.directoryExists);
+    const writeFile = host.writeFile;
+    host.writeFile = (fileName, ...rest) => {
+      for (let path = resolve(dir, fileName); path !== dirname(path); path = dirname(path)) {
+        existing.file.delete(path);
+        existing.directory.delete(path);
+      }
+      return writeFile(fileName, ...rest);
+    };
     const canonical = ts.createGetCanonicalFileName(host.useCaseSensitiveFileNames());
     if (typeof ts.changeCompilerHostLikeToUseCache === 'function') {
       ts.changeCompilerHostLikeToUseCache(host, (fileName) => ts.toPath(fileName, host.getCurrentDirectory(), canonical));
@@ -78,6 +104,7 @@ for (const { config: configPath, dir, file } of configs) {
         const mode = ts.getModeForUsageLocation(file, literal, redirected?.commandLine.options ?? options);
         return ts.resolveModuleName(literal.text, containingFile, options, host, cache, redirected, mode);
       });
+    const optionsKey = JSON.stringify(Object.entries(config.options).filter(([name]) => !RESOLUTION_ONLY.has(name)));
     const getSourceFile = host.getSourceFile;
     host.getSourceFile = (fileName, createOptions, onError, shouldCreateNew) => {
       // Under skipLibCheck a declaration file is parsed as for type information only (JSDocParsingMode.ParseForTypeInfo:
@@ -88,10 +115,15 @@ for (const { config: configPath, dir, file } of configs) {
       if (config.options.skipLibCheck && typeof createOptions === 'object' && /\.d\.[cm]?ts$/.test(fileName)) {
         createOptions = { ...createOptions, jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeInfo };
       }
-      const key = typeof createOptions === 'object' ? shareable(fileName, config.options, createOptions) : undefined;
-      if (key === undefined) return getSourceFile(fileName, createOptions, onError, shouldCreateNew);
-      if (!parsed.has(key)) parsed.set(key, getSourceFile(fileName, createOptions, onError, shouldCreateNew));
-      return parsed.get(key);
+      if (typeof createOptions !== 'object' || !/\.d\.[cm]?ts$/.test(fileName)) {
+        return getSourceFile(fileName, createOptions, onError, shouldCreateNew);
+      }
+      const key = sharingKey(optionsKey, createOptions);
+      let files = parsed.get(key);
+      if (files === undefined) parsed.set(key, (files = new Map()));
+      let source = files.get(fileName);
+      if (source === undefined) files.set(fileName, (source = getSourceFile(fileName, createOptions, onError, shouldCreateNew)));
+      return source;
     };
     const program = ts.createProgram({
       rootNames: config.fileNames,
