@@ -1,5 +1,6 @@
-// Slow: ~19 s on a quiet 2-core machine (one `cdk synth` with aws-cdk-lib's template validation on: about 15 s of CPU
-// of it is that validator starting, its rego engine (wasm) compiling its rules, whatever the template).
+// Slow: ~13 s on a quiet 2-core machine (one `cdk synth` with aws-cdk-lib's template validation on: its rego engine
+// (wasm) compiling its rules, whatever the template, is ~3 s of CPU of it since the app gives the engine its memory at
+// once, constructs/validator-memory.ts; ~13 s before).
 // bin/app.ts, the app cdk.json names, and what `cdk synth` prints for it through the real CDK CLI: one synth serves
 // the output, template and cdk-nag checks. The synth runs bin/app.ts as built in dist/ (the global setup builds it
 // when stale), not cdk.json's `npx tsx bin/app.ts`: the same code and context (the CLI reads cdk.json), without npx
@@ -25,8 +26,9 @@ describe('bin/app.ts', () => {
     synth = spawnSync(join(root, 'node_modules', '.bin', 'cdk'), args, {
       cwd: root,
       // No AWS setting (HOME without ~/.aws), and aws-cdk-lib's template validation on, as a user's synth runs it. No
-      // reach outside the machine either: the CLI's notices (--no-notices) and telemetry are off.
-      env: { PATH: process.env.PATH, HOME: outdir, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      // reach outside the machine either: the CLI's notices (--no-notices) and telemetry are off. The python3 the global
+      // setup found (MME_DEPLOY_PYTHON) checks model.py for the pack worker, not a version manager's shim on PATH.
+      env: { PATH: process.env.PATH, HOME: outdir, CDK_DISABLE_CLI_TELEMETRY: 'true', MME_DEPLOY_PYTHON: process.env.MME_DEPLOY_PYTHON },
       encoding: 'utf8',
     });
   }, 180_000);

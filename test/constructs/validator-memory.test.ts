@@ -1,0 +1,45 @@
+// reserveValidatorMemory (constructs/validator-memory.ts): the allocator of aws-cdk-lib's template validator is given its
+// memory at once, so that what the engine allocates later comes from it instead of growing the memory (on Node 20 a
+// full GC per growth). The real `cdk synth` with the validation on runs in bin-app.test.ts.
+import { dirname } from 'node:path';
+import { reserveValidatorMemory } from '../../constructs/validator-memory';
+
+const modulePath = require.resolve('@aws/cloudformation-validate', { paths: [dirname(require.resolve('aws-cdk-lib'))] });
+type Validate = { TemplateModel: new (template: { readBytes(): Uint8Array }) => unknown };
+
+/** Hands the validator a template of `size` bytes (it copies them into its memory, then refuses them: over 10 MB). */
+function handOver(validate: Validate, size: number): void {
+  expect(() => new validate.TemplateModel({ readBytes: () => new Uint8Array(size) })).toThrow(/maximum size/);
+}
+
+describe('reserveValidatorMemory', () => {
+  const validation = process.env.CDK_VALIDATION; // the test setup turns it off for every other test
+  afterEach(() => {
+    process.env.CDK_VALIDATION = validation;
+    jest.resetModules();
+  });
+
+  it('does nothing, and loads nothing, when the validation is off', () => {
+    process.env.CDK_VALIDATION = 'false';
+    expect(reserveValidatorMemory()).toEqual({ reserved: false, reason: 'validation off' });
+    expect(require.cache[modulePath]).toBeUndefined();
+  });
+
+  it('gives the allocator its memory at once: what the validator allocates later grows the memory no more', () => {
+    delete process.env.CDK_VALIDATION;
+    const reserve = 32 * 2 ** 20;
+    const outcome = reserveValidatorMemory(reserve);
+    if (!outcome.reserved) throw new Error(`not reserved: ${outcome.reason}`);
+    const reserved = outcome.memory.buffer.byteLength;
+    expect(reserved).toBeGreaterThan(reserve);
+    // The module aws-cdk-lib will require: the one loaded, with the same memory. Within the reserve, no growth;
+    const validate = require(modulePath) as Validate;
+    handOver(validate, 24 * 2 ** 20);
+    expect(outcome.memory.buffer.byteLength).toBe(reserved);
+    // beyond it, the memory grows (as every allocation of the engine's start did, before).
+    handOver(validate, 2 * reserve);
+    expect(outcome.memory.buffer.byteLength).toBeGreaterThan(reserved);
+    // Once loaded, the module is left alone (its memory may be in use).
+    expect(reserveValidatorMemory(reserve)).toEqual({ reserved: false, reason: 'already loaded' });
+  });
+});
