@@ -442,10 +442,16 @@ describe('readTarGz: the input', () => {
 
   it('names the file in NOT_FOUND and UNREADABLE messages, and "the archive" for a stream', async () => {
     const missing = join(dir.path, 'missing.tar.gz');
-    await expect(readTarGz(missing, () => undefined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: `${missing}: no such file.` });
+    // Each with the system's error as its cause, for whoever needs more than the message.
+    await expect(readTarGz(missing, () => undefined)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: `${missing}: no such file.`,
+      cause: expect.objectContaining({ code: 'ENOENT', path: missing }),
+    });
     await expect(readTarGz(dir.path, () => undefined)).rejects.toMatchObject({
       code: 'UNREADABLE',
       message: `${dir.path} is a directory, not an archive file.`,
+      cause: expect.objectContaining({ code: 'EISDIR' }),
     });
     const failing = (err: Error) =>
       new Readable({
@@ -474,6 +480,7 @@ describe('readTarGz: the input', () => {
       await expect(readTarGz(source(), () => undefined, { signal: before.signal })).rejects.toMatchObject({
         code: 'ABORTED',
         message: 'interrupted while reading the archive.',
+        cause: expect.objectContaining({ name: 'AbortError', code: 'ABORT_ERR' }),
       });
       const during = new AbortController();
       const seen: string[] = [];
