@@ -3,7 +3,7 @@
 // the run's directory, and the run's global teardown lints them all. Starting cfn-lint costs seconds, so one run for
 // the whole suite (split over the cores) instead of one per test file.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -109,17 +109,12 @@ async function cfnLintAsync(templates: Record<string, unknown>, command: string)
   if (Object.keys(templates).length === 0) return [];
   const written = writeTemplates(templates);
   try {
-    const run = await new Promise<LintRun>((resolve) => {
-      const child = spawn(command, lintArguments(written.files), { stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      child.on('error', (e) => resolve({ status: null, stdout: '', stderr: '', error: e.message }));
-      child.on('close', (status) =>
-        resolve({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-      );
-    });
+    const run = await new Promise<LintRun>((resolve) =>
+      execFile(command, lintArguments(written.files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+        // A non-zero exit is an error here, with the status as its code (a string code: cfn-lint could not start).
+        resolve({ status: !error ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr, error: error?.message }),
+      ),
+    );
     return lintErrors(templates, written.files, run);
   } finally {
     rmSync(written.dir, { recursive: true, force: true });

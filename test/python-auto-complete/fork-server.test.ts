@@ -3,7 +3,7 @@
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
 
-import { chmodSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForkServer } from '../../lib/python-auto-complete/fork-server';
 import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOptions } from '../../lib/python-auto-complete/run';
@@ -13,6 +13,7 @@ import { validateRepository } from '../../lib/repository/validate';
 import { loadScaled } from '../load-scale';
 import { makeRepo, removeRepos } from '../repository/repo-builder';
 import { pythonWith, suiteFor } from '../tools';
+import { untilIn } from '../cli/cli-process';
 
 afterAll(removeRepos);
 
@@ -110,21 +111,6 @@ async function eachAlone(jobs: AutoCompleteJob[], options: RunOptions) {
   return results;
 }
 
-/** Resolves when `name` appears in `dir` (an event, not a poll), or at `deadlineMs` (the assertions after it then fail). */
-function appears(dir: string, name: string, deadlineMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      watcher.close();
-      clearTimeout(timer);
-      resolve();
-    };
-    const watcher = watch(dir, (_event, file) => {
-      if (file === name) done();
-    });
-    const timer = setTimeout(done, deadlineMs);
-  });
-}
-
 /** A python3 at `dir`/bin/`name` that records each start in `log`, then runs the real one. */
 function countingPython(dir: string, name: string, log: string): string {
   const path = join(dir, 'bin', name);
@@ -214,7 +200,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
         `os.replace(${JSON.stringify(`${pidFile}.tmp`)}, ${JSON.stringify(pidFile)})\n${HANGS}`,
       completes: COMPLETES,
     });
-    const written = appears(keep, 'pid', loadScaled(20_000));
+    const written = untilIn(keep, () => existsSync(pidFile), 'the hanging model to write its pid');
     const controller = new AbortController();
     const running = runAutoComplete(jobs, { ...options, signal: controller.signal });
     await written; // the model is running: cancel it now
