@@ -1,4 +1,5 @@
-// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it.
+// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it, and V8's code
+// cache for the modules every test file of the worker compiles again (test/code-cache.js).
 //
 // A worker ends when jest tells it to by leaving its event loop empty; jest waits 500 ms for that, then kills it and
 // reports "A worker process has failed to exit gracefully". A worker that ran the AWS SDK or aws-cdk-lib holds a
@@ -7,10 +8,25 @@
 // (process.getActiveResourcesInfo() showed only the worker's own pipes). process.exit() skips that teardown, so once
 // the worker's 'exit' event fires (its loop is empty: every test file has finished) it exits at once.
 const { TestEnvironment } = require('jest-environment-node');
+const { afterTestFile, installCodeCache } = require('./code-cache');
 
 // Only in a jest worker (a forked child); a run in band is jest's own process, which exits as jest decides.
 if (process.send && process.env.JEST_WORKER_ID) {
   process.once('exit', (code) => process.reallyExit(code));
 }
 
-module.exports = TestEnvironment;
+class Environment extends TestEnvironment {
+  constructor(config, context) {
+    super(config, context);
+    // V8 coverage counts offsets in the compiled source, which the code cache's wrapper would move.
+    const { collectCoverage, coverageProvider } = config.globalConfig;
+    if (!(collectCoverage && coverageProvider === 'v8')) installCodeCache();
+  }
+
+  async teardown() {
+    await super.teardown();
+    afterTestFile();
+  }
+}
+
+module.exports = Environment;
