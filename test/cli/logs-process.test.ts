@@ -3,14 +3,18 @@
 // local stand-in for CloudWatch Logs and SageMaker on 127.0.0.1 (JSON protocol, routed on X-Amz-Target), reached
 // through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS / AWS_ENDPOINT_URL_SAGEMAKER. Stopping a follow with SIGTERM or Ctrl-C
 // (SIGINT) or SIGHUP (a closed terminal) is tested on that process.
-// The five processes run at once, each against an endpoint of its own: each spends most of its time waiting on the
+// The four processes run at once, each against an endpoint of its own: each spends most of its time waiting on the
 // SDK's backoff or on its poll interval, so together they take the time of the longest one. Each test reads its own.
+// The two reads that end by themselves (throttled, missing log group) share one process, one after the other
+// (test/cli/main-runner.cjs: the CLI's main as the bundled entry calls it, the same SDK and stand-in): one node start
+// and one load of the SDK fewer, and their exit codes and bytes on stdout and stderr are still the CLI's own. The
+// follows each have a process of their own: what they test is the signal that stops it.
 import { createServer, Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnCli, until } from './cli-process';
+import { runMainInProcess, spawnCli, until } from './cli-process';
 import { loadScaled } from '../load-scale';
 
 interface Request {
@@ -41,18 +45,19 @@ function site(endpoint: string, reply: Site['reply']): Site {
   return created;
 }
 
+/** The environment of a CLI process: the stand-in for both services, test credentials, no instance metadata. */
+const cliEnv = () => ({
+  HOME: home,
+  AWS_ACCESS_KEY_ID: 'test-access-key',
+  AWS_SECRET_ACCESS_KEY: 'test-secret-key',
+  AWS_REGION: 'eu-west-1',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: `http://127.0.0.1:${port}`,
+  AWS_ENDPOINT_URL_SAGEMAKER: `http://127.0.0.1:${port}`,
+});
+
 function cli(args: string[]) {
-  return spawnCli(args, {
-    env: {
-      HOME: home,
-      AWS_ACCESS_KEY_ID: 'test-access-key',
-      AWS_SECRET_ACCESS_KEY: 'test-secret-key',
-      AWS_REGION: 'eu-west-1',
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: `http://127.0.0.1:${port}`,
-      AWS_ENDPOINT_URL_SAGEMAKER: `http://127.0.0.1:${port}`,
-    },
-  });
+  return spawnCli(args, { env: cliEnv() });
 }
 
 const STREAM = 'AllTraffic/i-0a1b2c3d4e5f60001';
@@ -96,18 +101,19 @@ async function scenario<T>(args: string[], drive: (run: Run) => Promise<T>): Pro
   }
 }
 
-const throttled = () => {
+/** The reads that end by themselves, in one process: [throttled, then answered; a missing log group]. */
+const reads = async () => {
   site('mme', (_request, n) =>
     n <= 2 ? { status: 400, body: { __type: 'ThrottlingException', message: 'Rate exceeded' } } : events(Date.now()));
-  return scenario(['logs', '--endpoint', 'mme', '--since', '10m'], async () => ({}));
-};
-
-const missingGroup = () => {
   site('nope', (request) =>
     request.target === 'SageMaker.DescribeEndpoint'
       ? { status: 400, body: { __type: 'ValidationException', message: 'Could not find endpoint "nope".' } }
       : { status: 400, body: { __type: 'ResourceNotFoundException', message: 'The specified log group does not exist.' } });
-  return scenario(['logs', '--endpoint', 'nope'], async () => ({}));
+  const [throttled, missingGroup] = await runMainInProcess(
+    [['logs', '--endpoint', 'mme', '--since', '10m'], ['logs', '--endpoint', 'nope']],
+    { env: cliEnv() },
+  );
+  return { throttled: throttled!, missingGroup: missingGroup! };
 };
 
 const followStopped = (signal: (typeof SIGNALS)[number]) => {
@@ -125,8 +131,7 @@ const followStopped = (signal: (typeof SIGNALS)[number]) => {
 
 /** The scenarios, started together in beforeAll; a rejection is reported by the test that awaits it. */
 let runs: {
-  throttled: ReturnType<typeof throttled>;
-  missingGroup: ReturnType<typeof missingGroup>;
+  reads: ReturnType<typeof reads>;
   follow: Record<(typeof SIGNALS)[number], ReturnType<typeof followStopped>>;
 };
 
@@ -155,8 +160,7 @@ beforeAll(async () => {
     return promise;
   };
   runs = {
-    throttled: handled(throttled()),
-    missingGroup: handled(missingGroup()),
+    reads: handled(reads()),
     follow: {
       SIGTERM: handled(followStopped('SIGTERM')),
       SIGINT: handled(followStopped('SIGINT')),
@@ -166,14 +170,14 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Every run has ended (or been killed) by the time its test finished; wait for any a failed beforeAll left.
-  await Promise.allSettled([runs?.throttled, runs?.missingGroup, ...Object.values(runs?.follow ?? {})]);
+  await Promise.allSettled([runs?.reads, ...Object.values(runs?.follow ?? {})]);
   await new Promise((resolve) => server.close(resolve));
   rmSync(home, { recursive: true, force: true });
 });
 
 describe('mme-deploy logs against a local CloudWatch Logs', () => {
   it('retries FilterLogEvents while throttled, then prints the events', async () => {
-    const { run, code } = await runs.throttled;
+    const { code, stdout, stderr } = (await runs.reads).throttled;
     const { requests } = sites.get('mme')!;
     expect(code).toBe(0);
     expect(requests).toHaveLength(3);
@@ -183,17 +187,17 @@ describe('mme-deploy logs against a local CloudWatch Logs', () => {
       expect(r.body.logGroupName).toBe('/aws/sagemaker/Endpoints/mme');
       expect((r.body.endTime as number) - (r.body.startTime as number)).toBe(600_000);
     }
-    expect(run.out()).toMatch(/ i-0a1b2c3d4e5f60001  yolo\.tar\.gz  LOAD FAILED\n/);
-    expect(run.out()).toContain("fix: Build the plan on the endpoint's GPU type (compute 7.5)");
+    expect(stdout).toMatch(/ i-0a1b2c3d4e5f60001  yolo\.tar\.gz  LOAD FAILED\n/);
+    expect(stdout).toContain("fix: Build the plan on the endpoint's GPU type (compute 7.5)");
     // No REQUEST FAILED event was shown: one line says they are logged only with verbose logging on.
-    expect(run.err()).toMatch(/^note: failed requests \(REQUEST FAILED\) are in the log only with verbose logging on[^\n]*\n$/);
+    expect(stderr).toMatch(/^note: failed requests \(REQUEST FAILED\) are in the log only with verbose logging on[^\n]*\n$/);
   });
 
   it('explains a missing log group and exits 1, without a stack trace', async () => {
-    const { run, code } = await runs.missingGroup;
+    const { code, stderr } = (await runs.reads).missingGroup;
     expect(code).toBe(1);
     expect(sites.get('nope')!.requests.map((r) => r.target)).toEqual(['Logs_20140328.FilterLogEvents', 'SageMaker.DescribeEndpoint']);
-    expect(run.err()).toBe(
+    expect(stderr).toBe(
       "mme-deploy: Endpoint 'nope' does not exist in eu-west-1, so it has no log group. " +
         'Check the name and --region (aws sagemaker list-endpoints).\n',
     );

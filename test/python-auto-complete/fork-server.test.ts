@@ -1,4 +1,4 @@
-// Slow: ~15 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~12 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // --run-python with two models or more: one python forks each model's process (lib/python-auto-complete/fork-server.ts).
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
@@ -122,8 +122,53 @@ function countingPython(dir: string, name: string, log: string): string {
 const inputNames = (r: { ok: boolean; config?: Record<string, unknown> }) =>
   r.ok ? (r.config!.input as { name: string }[]).map((i) => i.name) : undefined;
 
+/** A model that hangs beside one that completes, run with a timeout: the results and that timeout. */
+async function hangBesideOne() {
+  const jobs = jobsFor({ hangs: `${HANGS}${COMPLETES}`, completes: COMPLETES });
+  const timeoutMs = loadScaled(3000);
+  return { timeoutMs, results: await runAutoComplete(jobs, { python, timeoutMs }) };
+}
+
+/** A server that a model it forked stopped (SIGSTOP), asked twice to run that model: what each run gave. */
+async function stoppedServer() {
+  const stopper = REPORTS_PARENT.replace(
+    'class TritonPythonModel:',
+    'if _parent_is_server():\n    import signal\n    os.kill(os.getppid(), signal.SIGSTOP)\n\n\nclass TritonPythonModel:',
+  );
+  const jobs = jobsFor({ stops_server: stopper, b: REPORTS_PARENT });
+  const stub = makeRepo({ 'auto_complete_server.py': FORK_SERVER, 'triton_python_backend_utils.py': STAND_IN_UTILS });
+  const server = ForkServer.start(python, join(stub, 'auto_complete_server.py'), process.env, 500);
+  try {
+    const [modelDir, name] = [jobs[0]!.modelDir, jobs[0]!.name];
+    const input = JSON.stringify({
+      stub_dir: stub, version_dir: join(modelDir, '1'), model_dir: modelDir, module: '1.model',
+      model_file: join(modelDir, '1', 'model.py'), name, config: jobs[0]!.configJson,
+    });
+    const job = { cwd: join(modelDir, '1'), input, timeoutMs: 1000, stderrLimit: 1024 };
+    return [await server.run(job), await server.run(job)];
+  } finally {
+    await server.close();
+  }
+}
+
 suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   const options: RunOptions = { python, timeoutMs: loadScaled(30_000) };
+
+  // The two scenarios that spend their time waiting out a timeout start together when the suite does, and their tests
+  // read what they got: the waits (3 s, and twice 1.5 s) overlap the other tests' work instead of holding this jest
+  // worker idle one after the other. They name their python, so no start of theirs shows in a test's count of
+  // MME_DEPLOY_PYTHON's starts; a rejection is reported by the test that awaits it.
+  let waits: { hang: ReturnType<typeof hangBesideOne>; stopped: ReturnType<typeof stoppedServer> } | undefined;
+  beforeAll(() => {
+    const handled = <T>(promise: Promise<T>) => {
+      promise.catch(() => undefined);
+      return promise;
+    };
+    waits = { hang: handled(hangBesideOne()), stopped: handled(stoppedServer()) };
+  });
+  afterAll(async () => {
+    await Promise.allSettled([waits?.hang, waits?.stopped]);
+  });
 
   it('gives each model what a python of its own gives it, whatever the others do', async () => {
     const jobs = jobsFor(MODELS);
@@ -148,9 +193,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   });
 
   it('times out a model that hangs, and only that one', async () => {
-    const jobs = jobsFor({ hangs: `${HANGS}${COMPLETES}`, completes: COMPLETES });
-    const timeoutMs = loadScaled(3000);
-    const results = await runAutoComplete(jobs, { python, timeoutMs });
+    const { timeoutMs, results } = await waits!.hang;
     const message = `did not finish within ${Math.round(timeoutMs / 1000)} s`;
     expect(results[0]).toEqual({ ok: false, stage: 'timeout', type: 'Timeout', message });
     expect(inputNames(results[1]!)).toEqual(['X']);
@@ -172,23 +215,8 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
   });
 
   it('gives up on a server a model stopped, and runs its models in pythons of their own', async () => {
-    const stopper = REPORTS_PARENT.replace(
-      'class TritonPythonModel:',
-      'if _parent_is_server():\n    import signal\n    os.kill(os.getppid(), signal.SIGSTOP)\n\n\nclass TritonPythonModel:',
-    );
-    const jobs = jobsFor({ stops_server: stopper, b: REPORTS_PARENT });
-    const stub = makeRepo({ 'auto_complete_server.py': FORK_SERVER, 'triton_python_backend_utils.py': STAND_IN_UTILS });
-    const server = ForkServer.start(python, join(stub, 'auto_complete_server.py'), process.env, 500);
-    const [modelDir, name] = [jobs[0]!.modelDir, jobs[0]!.name];
-    const input = JSON.stringify({
-      stub_dir: stub, version_dir: join(modelDir, '1'), model_dir: modelDir, module: '1.model',
-      model_file: join(modelDir, '1', 'model.py'), name, config: jobs[0]!.configJson,
-    });
-    const job = { cwd: join(modelDir, '1'), input, timeoutMs: 1000, stderrLimit: 1024 };
-    // The server stopped answers nothing: after the job's timeout and the grace, it is given up (undefined).
-    expect(await server.run(job)).toBeUndefined();
-    expect(await server.run(job)).toBeUndefined();
-    await server.close();
+    // The server stopped answers nothing: after the job's timeout and the grace, it is given up (undefined), twice.
+    expect(await waits!.stopped).toEqual([undefined, undefined]);
   });
 
   it('is cancelled by the signal, and leaves no model running', async () => {

@@ -1,6 +1,8 @@
-// Slow: ~6 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~5 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The image's serve script, run for real with stub `tritonserver` and `nvidia-smi` executables on a PATH of their
 // own: the stub records the argv and environment it was exec'd with, so each test reads what Triton would have got.
+// The stubs are POSIX sh scripts (dash, where /bin/sh is dash, starts in a fraction of bash's time; serve itself runs
+// in bash, as in the image), and serve's run with no setting at all is made once for the tests that read it.
 
 import { spawnSync } from 'node:child_process';
 import {
@@ -54,10 +56,15 @@ interface ServeRun {
 }
 
 let sandboxes: string[] = [];
+/** Sandboxes removed when the file ends: the shared run's (defaultMme). */
+const kept: string[] = [];
 
 afterEach(() => {
   for (const dir of sandboxes) rmSync(dir, { recursive: true, force: true });
   sandboxes = [];
+});
+afterAll(() => {
+  for (const dir of kept) rmSync(dir, { recursive: true, force: true });
 });
 
 interface SandboxOptions {
@@ -66,6 +73,9 @@ interface SandboxOptions {
   /** Size of the shared-memory mount the `df` stub reports, in KiB; null for no `df` at all. @default 65536 */
   shmKib?: number | null;
 }
+
+/** The stubs' interpreter: POSIX sh on the runner's PATH, named by its path (the sandbox's PATH has only HOST_TOOLS). */
+const SH = which('sh') ?? '/bin/sh';
 
 function makeSandbox(options: SandboxOptions = {}): Sandbox {
   const root = mkdtempSync(join(tmpdir(), 'mme-serve-'));
@@ -79,14 +89,15 @@ function makeSandbox(options: SandboxOptions = {}): Sandbox {
     if (!found) throw new Error(`the serve tests need \`${tool}\` on PATH`);
     symlinkSync(found, join(bin, tool));
   }
-  const bash = join(bin, 'bash');
   if (options.tritonserver !== false) {
+    // `eval` reads the variable the loop names (sh has no ${!name}); set or not is told apart from set and empty.
     writeStub(
       join(bin, 'tritonserver'),
-      `#!${bash}
+      `#!${SH}
 printf '%s\\0' "$@" > "${records}/argv"
 for name in SAGEMAKER_TRITON_PING_MODE SAGEMAKER_TRITON_DEFAULT_MODEL_NAME SAGEMAKER_TRITON_INFERENCE_TYPE; do
-  if [[ -n "\${!name+set}" ]]; then printf '%s=%s\\0' "$name" "\${!name}"; fi
+  eval "set=\\\${$name+set} value=\\\${$name-}"
+  if [ -n "$set" ]; then printf '%s=%s\\0' "$name" "$value"; fi
 done > "${records}/env"
 printf '%s' "$$" > "${records}/pid"
 `,
@@ -94,15 +105,16 @@ printf '%s' "$$" > "${records}/pid"
   }
   const shmKib = options.shmKib === undefined ? 65536 : options.shmKib;
   if (shmKib !== null) {
+    // The mount point is df's last argument.
     writeStub(
       join(bin, 'df'),
-      `#!${bash}\nprintf 'Filesystem     1024-blocks  Used Available Capacity ` +
-        `Mounted on\\nshm %s 0 %s 0%% %s\\n' ${shmKib} ${shmKib} "\${@: -1}"\n`,
+      `#!${SH}\neval "mount=\\\${$#}"\nprintf 'Filesystem     1024-blocks  Used Available Capacity ` +
+        `Mounted on\\nshm %s 0 %s 0%% %s\\n' ${shmKib} ${shmKib} "$mount"\n`,
     );
   }
   if (options.gpus !== undefined) {
     const lines = Array.from({ length: options.gpus }, (_, i) => `GPU ${i}: Tesla T4 (UUID: GPU-0000000${i})`);
-    writeStub(join(bin, 'nvidia-smi'), `#!${bash}\nprintf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')}\n`);
+    writeStub(join(bin, 'nvidia-smi'), `#!${SH}\nprintf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')}\n`);
   }
   return { root, bin, records, modelRepo: join(root, 'opt-ml-model'), mmeRepo: join(root, 'tmp-sagemaker') };
 }
@@ -159,10 +171,28 @@ function runMme(env: Record<string, string> = {}, sandboxOptions: SandboxOptions
   return run;
 }
 
+let defaults: { sandbox: Sandbox; run: ServeRun; mmeRepoMade: boolean } | undefined;
+
+/**
+ * serve in MME mode with nothing else set (a 64 MiB /dev/shm), run once for the five tests that each read one thing
+ * of that run (the same script in the same environment, five times, proved nothing one run does not). Whichever test
+ * runs first makes it; its sandbox stays until the file ends, and whether serve made the placeholder repository is
+ * recorded when it ran.
+ */
+function defaultMme(): { sandbox: Sandbox; run: ServeRun; mmeRepoMade: boolean } {
+  if (!defaults) {
+    const sandbox = makeSandbox();
+    kept.push(...sandboxes.splice(sandboxes.indexOf(sandbox.root), 1));
+    const run = runServe(sandbox, { SAGEMAKER_MULTI_MODEL: 'true' });
+    if (run.status !== 0) throw new Error(`serve failed (${run.status}): ${run.stderr}`);
+    defaults = { sandbox, run, mmeRepoMade: existsSync(sandbox.mmeRepo) };
+  }
+  return defaults;
+}
+
 describe('serve in multi-model (MME) mode', () => {
   it('starts tritonserver with the SageMaker front-end, explicit model control and the placeholder repository', () => {
-    const sandbox = makeSandbox();
-    const run = runServe(sandbox, { SAGEMAKER_MULTI_MODEL: 'true' });
+    const { sandbox, run, mmeRepoMade } = defaultMme();
     expect(run.status).toBe(0);
     expect(run.argv).toEqual([
       '--allow-sagemaker=true',
@@ -176,12 +206,12 @@ describe('serve in multi-model (MME) mode', () => {
       '--backend-config=python,shm-default-byte-size=16777216',
       '--backend-config=python,shm-growth-byte-size=1048576',
     ]);
-    expect(existsSync(sandbox.mmeRepo)).toBe(true);
+    expect(mmeRepoMade).toBe(true);
     expect(run.stdout).toContain('Triton is running in SageMaker MME mode. Using Triton ping mode: "live"');
   });
 
   it('exports ping mode live, so a failed model load does not fail /ping', () => {
-    expect(runMme().env).toEqual({ SAGEMAKER_TRITON_PING_MODE: 'live' });
+    expect(defaultMme().run.env).toEqual({ SAGEMAKER_TRITON_PING_MODE: 'live' });
   });
 
   it('lets SAGEMAKER_TRITON_OVERRIDE_PING_MODE choose the ping mode', () => {
@@ -189,12 +219,12 @@ describe('serve in multi-model (MME) mode', () => {
   });
 
   it('replaces tritonserver with exec, so signals reach it directly', () => {
-    const run = runMme();
+    const { run } = defaultMme();
     expect(run.tritonPid).toBe(run.pid);
   });
 
   it('does not load any model at start', () => {
-    expect(runMme().argv?.some((arg) => arg.startsWith('--load-model'))).toBe(false);
+    expect(defaultMme().run.argv?.some((arg) => arg.startsWith('--load-model'))).toBe(false);
   });
 });
 
@@ -471,7 +501,7 @@ describe('serve checks ports the way tritonserver will', () => {
 
 describe('serve reports /dev/shm at start', () => {
   it('logs the size and how many python-backend regions fit in it', () => {
-    const run = runMme({}, { shmKib: 65536 });
+    const { run } = defaultMme(); // with the stub df's 64 MiB (65536 KiB), its default
     expect(run.stdout).toMatch(
       /: 64 MiB\. Each python-backend model instance takes SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE=16777216 \(16 MiB\) of it, so 4 fit\./,
     );
