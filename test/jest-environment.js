@@ -1,4 +1,5 @@
-// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it.
+// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it, and Node's own
+// require for the modules the tests' fixtures load once per worker.
 //
 // A worker ends when jest tells it to by leaving its event loop empty; jest waits 500 ms for that, then kills it and
 // reports "A worker process has failed to exit gracefully". A worker that ran the AWS SDK or aws-cdk-lib holds a
@@ -13,4 +14,17 @@ if (process.send && process.env.JEST_WORKER_ID) {
   process.once('exit', (code) => process.reallyExit(code));
 }
 
-module.exports = TestEnvironment;
+// Jest evaluates every module again for each test file, in the file's own sandbox: a heavy module that only serves
+// the tests from outside (s3rver and its ~300 files: koa, winston, busboy) would be loaded again by each of the nine
+// files that start one. Loaded with this, Node's own require, it is loaded once per worker, outside the sandbox (and
+// outside jest's mocks and fake timers). Never for the code under test, which must stay in the sandbox to be mocked.
+const WORKER_REQUIRE = Symbol.for('mme-deploy.workerRequire');
+
+class Environment extends TestEnvironment {
+  constructor(config, context) {
+    super(config, context);
+    this.global[WORKER_REQUIRE] = require;
+  }
+}
+
+module.exports = Environment;
