@@ -47,9 +47,15 @@ function synth(shape: Shape = {}): Template {
   return { Resources: CdkTemplate.fromStack(stack).toJSON().Resources as Template['Resources'] };
 }
 
+/** Frozen to the last member: the tests share them, and the harness works out each one's order once. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') Object.values(Object.freeze(value)).forEach(deepFreeze);
+  return value;
+}
+
 const templates = new Map<string, Template>();
 function template(name: string, shape: Shape): Template {
-  if (!templates.has(name)) templates.set(name, synth(shape));
+  if (!templates.has(name)) templates.set(name, deepFreeze(synth(shape)));
   return templates.get(name)!;
 }
 const G4DN = () => template('g4dn', {});
