@@ -1,5 +1,6 @@
-// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it, and V8's code
-// cache for the modules every test file of the worker compiles again (test/code-cache.js).
+// The test environment: jest's node environment, plus a quick exit for the jest worker that loads it, V8's code cache
+// for the modules every test file of the worker compiles again (test/code-cache.js), and Node's own require for the
+// modules the tests' fixtures load once per worker.
 //
 // A worker ends when jest tells it to by leaving its event loop empty; jest waits 500 ms for that, then kills it and
 // reports "A worker process has failed to exit gracefully". A worker that ran the AWS SDK or aws-cdk-lib holds a
@@ -15,9 +16,16 @@ if (process.send && process.env.JEST_WORKER_ID) {
   process.once('exit', (code) => process.reallyExit(code));
 }
 
+// Jest evaluates every module again for each test file, in the file's own sandbox: a heavy module that only serves
+// the tests from outside (s3rver and its ~300 files: koa, winston, busboy) would be loaded again by each of the nine
+// files that start one. Loaded with this, Node's own require, it is loaded once per worker, outside the sandbox (and
+// outside jest's mocks and fake timers). Never for the code under test, which must stay in the sandbox to be mocked.
+const WORKER_REQUIRE = Symbol.for('mme-deploy.workerRequire');
+
 class Environment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
+    this.global[WORKER_REQUIRE] = require;
     // V8 coverage counts offsets in the compiled source, which the code cache's wrapper would move.
     const { collectCoverage, coverageProvider } = config.globalConfig;
     if (!(collectCoverage && coverageProvider === 'v8')) installCodeCache();

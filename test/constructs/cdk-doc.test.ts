@@ -1,4 +1,4 @@
-// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~5 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // docs/cdk.md is what a CDK user copies from: its ```ts samples must compile against the real exports, and the names
 // its tables list must be the ones the code reads. Both drift silently when a prop or a context key is renamed.
 
@@ -54,6 +54,36 @@ function interfaceProperties(program: ts.Program, name: string): string[] {
   return type.getProperties().map((p) => p.name);
 }
 
+/** Where the stubbed SDK modules resolve (see `paths` below). */
+const STUB = join(__dirname, '__cdk-doc-aws-sdk.d.ts');
+
+/**
+ * The expressions and type references of a file whose type, or the type its context expects, is the checker's error
+ * type: what a name of a module that did not resolve has (the stubbed SDK's, Node's). The checker accepts anything for
+ * it, so a sample passing or reading one would compile whatever it did.
+ */
+function stubbedTypesIn(program: ts.Program, fileName: string): Array<{ line: number; text: string }> {
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(fileName)!;
+  // The checker's error type is an intrinsic `any` by another name; the public API has no predicate for it.
+  const isError = (type: ts.Type | undefined): boolean =>
+    type !== undefined && (type.flags & ts.TypeFlags.Any) !== 0 && (type as { intrinsicName?: string }).intrinsicName === 'error';
+  const found: Array<{ line: number; text: string }> = [];
+  const visit = (node: ts.Node): void => {
+    // An import's names are looked at where they are used; its module specifier has no type.
+    if (ts.isImportDeclaration(node)) return;
+    const expression = ts.isExpression(node);
+    if ((expression || ts.isTypeNode(node)) && !ts.isImportTypeNode(node.parent) && !ts.isLiteralTypeNode(node.parent)) {
+      if (isError(checker.getTypeAtLocation(node)) || (expression && isError(checker.getContextualType(node)))) {
+        found.push({ line: source.getLineAndCharacterOfPosition(node.getStart(source)).line, text: node.getText(source) });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('docs/cdk.md', () => {
   const blocks = tsBlocks(doc);
   // The samples live in memory as files of this directory, so that they resolve aws-cdk-lib as the project does.
@@ -71,6 +101,15 @@ describe('docs/cdk.md', () => {
       "declare const endpoint: import('mme-deploy/constructs').TritonMultiModelEndpoint;",
     ].join('\n'),
   );
+  virtual.set(STUB, 'export {};\n');
+  // A file that reads a type of the SDK and one of Node through the library's AWS layer: proves that the check below
+  // sees them.
+  const probe = join(__dirname, '__cdk-doc-sdk-probe.ts');
+  virtual.set(
+    probe,
+    `import type { UploadOptions } from '${join(root, 'dist', 'lib', 'aws', 'model-store')}';\n` +
+      'declare const options: UploadOptions;\nexport const client = options.client;\nexport const body = options.body;\n',
+  );
   const files = blocks.map((block, i) => {
     const file = join(__dirname, `__cdk-doc-block-${i}.ts`);
     virtual.set(file, `${block.code}\nexport {};\n`);
@@ -86,7 +125,11 @@ describe('docs/cdk.md', () => {
     strict: true,
     skipLibCheck: true,
     noEmit: true,
-    types: ['node'],
+    // Not Node's types either (@types/node and undici-types: 100 files, 2.3 MB): the samples are CDK app code that
+    // uses no Node API, and only the library's stream and file signatures name one. A sample using one of Node's
+    // globals fails to compile here, loudly (add 'node' back); one reaching a Node type through the library is caught
+    // below, as a type of the SDK is.
+    types: [],
     paths: {
       // The package's entry points, as the docs import them, mapped to their declarations (above).
       'mme-deploy/constructs': [CONSTRUCTS_TYPES],
@@ -96,6 +139,11 @@ describe('docs/cdk.md', () => {
       // service modules nothing here imports (half of the files the compiler would read). A sample importing a
       // namespace from the root would fail to compile here, loudly: import the module's own path.
       'aws-cdk-lib': [join(cdkLib, 'core', 'index.d.ts')],
+      // The AWS SDK's declarations, which only the library's AWS layer (lib/aws/, lib/measure/) imports, resolve to an
+      // empty module: 1,300 of the 2,650 files the compiler would read, none of them a type the samples touch. A type
+      // from them is the checker's error type, which accepts anything; the samples reaching none is checked below.
+      '@aws-sdk/*': [STUB],
+      '@smithy/*': [STUB],
     },
   };
   const host = ts.createCompilerHost(options);
@@ -107,7 +155,7 @@ describe('docs/cdk.md', () => {
   host.readFile = (f) => virtual.get(f) ?? readFile.call(host, f);
   host.getSourceFile = (f, language, ...rest) =>
     virtual.has(f) ? ts.createSourceFile(f, virtual.get(f)!, language) : getSourceFile.call(host, f, language, ...rest);
-  const program = ts.createProgram([globals, ...files, CONSTRUCTS_TYPES], options, host);
+  const program = ts.createProgram([globals, ...files, probe, CONSTRUCTS_TYPES], options, host);
 
   it('has ts samples (the extraction found them)', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(3);
@@ -135,6 +183,17 @@ describe('docs/cdk.md', () => {
       return `docs/cdk.md${line ? `:${line}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
     });
     expect(problems).toEqual([]);
+  });
+
+  it("reaches no type of the AWS SDK or of Node (not read here): every type a sample sees is the exports' own", () => {
+    expect(program.getSourceFile(STUB)).toBeDefined();
+    expect(program.getSourceFiles().filter((f) => f.fileName.includes('/@types/node/')).length).toBe(0);
+    const probed = stubbedTypesIn(program, probe).map((found) => found.text);
+    expect(probed).toEqual(['client', 'options.client', 'client', 'body', 'options.body', 'body']);
+    const samples = files.flatMap((f, i) =>
+      stubbedTypesIn(program, f).map((found) => `docs/cdk.md:${blocks[i]!.line + 1 + found.line}: ${found.text}`),
+    );
+    expect([...stubbedTypesIn(program, globals).map((found) => found.text), ...samples]).toEqual([]);
   });
 
   it("lists exactly the app's context keys", () => {

@@ -687,8 +687,19 @@ export function dependenciesOf(resource: Resource, template: Template): Set<stri
   return new Set([...found].filter((id) => template.Resources[id]));
 }
 
-/** A dependency order of the template's resources (each after what it depends on). */
+/**
+ * A dependency order of the template's resources (each after what it depends on): a new array each call (callers
+ * reverse it), worked out once per template object. The tests share their synthesized templates and change none, and
+ * a replay asks for the order of the same two templates at every step.
+ */
 export function order(template: Template): string[] {
+  let known = orders.get(template);
+  if (!known) orders.set(template, (known = dependencyOrder(template)));
+  return [...known];
+}
+const orders = new WeakMap<Template, readonly string[]>();
+
+function dependencyOrder(template: Template): string[] {
   const out: string[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (id: string): void => {
