@@ -1,6 +1,7 @@
-// Slow: ~13 s on a quiet 2-core machine (one `cdk synth` with aws-cdk-lib's template validation on: its rego engine
+// Slow: ~11 s on a quiet 2-core machine (one `cdk synth` with aws-cdk-lib's template validation on: its rego engine
 // (wasm) compiling its rules, whatever the template, is ~3 s of CPU of it since the app gives the engine its memory at
-// once, constructs/validator-memory.ts; ~13 s before).
+// once and keeps V8 from recompiling the engine's functions in the background, constructs/validator-memory.ts: the file
+// took 18.5-22.6 s of CPU before that last step, 15.1-16.0 s after, jest and its start included, load 8-10).
 // bin/app.ts, the app cdk.json names, and what `cdk synth` prints for it through the real CDK CLI: one synth serves
 // the output, template and cdk-nag checks. The synth runs bin/app.ts as built in dist/ (the global setup builds it
 // when stale), not cdk.json's `npx tsx bin/app.ts`: the same code and context (the CLI reads cdk.json), without npx

@@ -30,6 +30,9 @@ describe('reserveValidatorMemory', () => {
     const reserve = 32 * 2 ** 20;
     const outcome = reserveValidatorMemory(reserve);
     if (!outcome.reserved) throw new Error(`not reserved: ${outcome.reason}`);
+    // The engine's instance was made with the budget that keeps its functions in baseline code (bench/validator-start.js
+    // measures what that saves: only CPU time tells it).
+    expect(outcome.tierUp).toBe('held');
     const reserved = outcome.memory.buffer.byteLength;
     expect(reserved).toBeGreaterThan(reserve);
     // The module aws-cdk-lib will require: the one loaded, with the same memory. Within the reserve, no growth;
@@ -41,5 +44,20 @@ describe('reserveValidatorMemory', () => {
     expect(outcome.memory.buffer.byteLength).toBeGreaterThan(reserved);
     // Once loaded, the module is left alone (its memory may be in use).
     expect(reserveValidatorMemory(reserve)).toEqual({ reserved: false, reason: 'already loaded' });
+  });
+
+  it("leaves the tiering budget to the user when node was started with one (NODE_OPTIONS), and still reserves", () => {
+    delete process.env.CDK_VALIDATION;
+    const options = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${options ?? ''} --wasm-tiering-budget=900000`;
+    try {
+      const outcome = reserveValidatorMemory(32 * 2 ** 20);
+      if (!outcome.reserved) throw new Error(`not reserved: ${outcome.reason}`);
+      expect(outcome.tierUp).toBe('as set by the user');
+      expect(outcome.memory.buffer.byteLength).toBeGreaterThan(32 * 2 ** 20);
+    } finally {
+      if (options === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = options;
+    }
   });
 });
