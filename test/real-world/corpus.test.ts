@@ -4,8 +4,7 @@
 // right file:line, and every mistake seeded into them is caught the same way.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
@@ -18,7 +17,7 @@ import {
   CORPUS_DIR,
   Edit,
   Expectation,
-  generateOnnxModels,
+  generatedModels,
   loadCorpus,
   materialize,
   onnxPython,
@@ -47,7 +46,7 @@ let session: AutoCompleteSession | undefined;
 
 beforeAll(async () => {
   if (anyPython) session = AutoCompleteSession.open({ python: anyPython });
-  if (python) onnxDir = generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+  if (python) onnxDir = generatedModels(corpus, python);
   if (session) {
     // Every stand-in the cases hold, checked once, in one process the session's python forks, for the Python of the
     // Triton release the validations target: their checks then fork a process only for files they alone hold (a
