@@ -1,4 +1,4 @@
-// Slow: ~25 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~20 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The validator against public Triton repositories as their authors arrange them (test/real-world/corpus.json):
 // every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
 // right file:line, and every mistake seeded into them is caught the same way.
