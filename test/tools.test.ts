@@ -2,7 +2,7 @@
 // only Node, `npm test` skips those tests and says what to install; under CI=true the same run fails.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { findTools, INSTALL, INVENTORY_VARIABLE, onPath, probeTools, SKIP_LOG_VARIABLE, testFor, underCi } from './tools';
@@ -66,6 +66,35 @@ describe('finding tools', () => {
       symlinkSync(join(dir, 'a', 'python3'), join(dir, 'venv', 'python3'));
       const both = probeTools({ PATH: [join(dir, 'a'), join(dir, 'venv')].join(delimiter) });
       expect(both.pythons.map((p) => p.path)).toEqual([join(dir, 'a', 'python3'), join(dir, 'venv', 'python3')]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  testFor({ tools: ['python3'] })("takes a python console script (cfn-lint) beside the python a shim runs, not the shim", () => {
+    const python = findTools({ tools: ['python3'] });
+    const dir = mkdtempSync(join(tmpdir(), 'mme-shims-'));
+    const script = (path: string, text: string) => writeFileSync(path, text, { mode: 0o755 });
+    try {
+      // A venv's python and the cfn-lint pip put beside it; on PATH only shims (as pyenv's) that run them.
+      const bin = join(dir, 'venv', 'bin');
+      mkdirSync(bin, { recursive: true });
+      mkdirSync(join(dir, 'shims'));
+      symlinkSync(python.ok ? python.paths.python3! : 'python3', join(bin, 'python3'));
+      script(join(bin, 'cfn-lint'), `#!${join(bin, 'python3')}\nimport sys\n`);
+      script(join(dir, 'shims', 'python3'), `#!/bin/sh\nexec '${join(bin, 'python3')}' "$@"\n`);
+      script(join(dir, 'shims', 'cfn-lint'), `#!/bin/sh\nexec '${join(bin, 'cfn-lint')}' "$@"\n`);
+      const shims = probeTools({ PATH: join(dir, 'shims') });
+      expect(shims.tools.python3).toBe(join(bin, 'python3'));
+      expect(shims.tools['cfn-lint']).toBe(join(bin, 'cfn-lint'));
+      // A console script on PATH is what PATH gives, whatever is beside the python.
+      const other = join(dir, 'other');
+      mkdirSync(other);
+      script(join(other, 'cfn-lint'), `#!${join(bin, 'python3')}\nimport sys\n`);
+      expect(probeTools({ PATH: [other, join(dir, 'shims')].join(delimiter) }).tools['cfn-lint']).toBe(join(other, 'cfn-lint'));
+      // A shim with no script beside the python stays.
+      rmSync(join(bin, 'cfn-lint'));
+      expect(probeTools({ PATH: join(dir, 'shims') }).tools['cfn-lint']).toBe(join(dir, 'shims', 'cfn-lint'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

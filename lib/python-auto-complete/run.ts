@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { MmeError } from '../errors';
 import { ForkServer } from './fork-server';
 import { pythonName, resolveInterpreter } from './interpreter';
-import { runPython, type PythonRun } from './spawn-python';
+import { runPython } from './spawn-python';
 import { FORK_SERVER, RUNNER, STAND_IN_UTILS } from './stand-in';
-import type { SyntaxRunner } from './syntax-check';
+import type { SyntaxFault, SyntaxRunner } from './syntax-check';
 
 export interface AutoCompleteJob {
   /** The model's name (what Triton's messages call it). */
@@ -136,8 +136,13 @@ const sessionRunners = new WeakMap<AutoCompleteSession, SessionRunner>();
 
 interface SessionRunner extends Runner {
   readonly python: string;
-  /** The syntax checks its python answered, by the request's SHA-256 (its files' names and bytes, the feature). */
-  readonly syntaxAnswers: Map<string, PythonRun>;
+  /**
+   * The verdicts its python gave, file by file (syntaxKey): a file that compiles by its bytes and the feature alone, a
+   * fault by its name too (python's message may name the file). `null`: it compiles.
+   */
+  readonly syntaxAnswers: Map<string, SyntaxFault | null>;
+  /** What the answers name as their interpreter (sys.executable, `major.minor`), once its python answered. */
+  syntaxPython?: { readonly executable: string; readonly version: string };
 }
 
 /**
@@ -153,17 +158,49 @@ export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | 
   return {
     python: runner.python,
     async run(request, timeoutMs, signal) {
-      // The same files checked again (a repository validated as a Triton repository and as an MME archive, or again
-      // with --run-python) get the verdicts their python gave: ast.parse of the same bytes for the same Python answers
-      // the same, and no process is forked for them.
-      const key = createHash('sha256').update(request).digest('base64');
-      const known = runner.syntaxAnswers.get(key);
-      if (known) return known;
-      const run = await server.run({ cwd: runner.stubDir, input: request, timeoutMs, stderrLimit: 16 * 1024 }, signal);
-      if (run?.kind === 'closed' && run.exit === '0') runner.syntaxAnswers.set(key, run);
-      return run;
+      // Files checked before (a repository validated as a Triton repository and as an MME archive, or again with
+      // --run-python; the same model.py in many repositories made from one template) get the verdicts their python
+      // gave: ast.parse of the same bytes for the same Python answers the same. Only the others are sent, in a process
+      // forked for them; none when every file is known.
+      const { syntax_check: check } = JSON.parse(request) as { syntax_check: { feature: number[]; files: [string, string][] } };
+      const keys = check.files.map(([name, source]) => syntaxKeys(check.feature, name, source));
+      const known = (k: { valid: string; fault: string }) =>
+        runner.syntaxAnswers.get(k.valid) === null ? null : runner.syntaxAnswers.get(k.fault);
+      const unknown = check.files.filter((_, i) => known(keys[i]!) === undefined);
+      let asked: { executable: string; version: string; faults: Record<string, SyntaxFault> } | undefined;
+      if (unknown.length > 0 || !runner.syntaxPython) {
+        const input = JSON.stringify({ syntax_check: { feature: check.feature, files: unknown } });
+        const run = await server.run({ cwd: runner.stubDir, input, timeoutMs, stderrLimit: 16 * 1024 }, signal);
+        if (run?.kind !== 'closed' || run.exit !== '0') return run;
+        try {
+          asked = JSON.parse(run.stdout.toString('utf8')) as typeof asked;
+        } catch {
+          return run; // not an answer: the checker says what went wrong
+        }
+        if (!asked || typeof asked.executable !== 'string' || typeof asked.version !== 'string') return run;
+        runner.syntaxPython = { executable: asked.executable, version: asked.version };
+      }
+      const faults: Record<string, SyntaxFault> = {};
+      let next = 0;
+      check.files.forEach((_, i) => {
+        const k = keys[i]!;
+        let fault = known(k);
+        if (fault === undefined) {
+          fault = asked?.faults[String(next++)] ?? null;
+          runner.syntaxAnswers.set(fault ? k.fault : k.valid, fault);
+        }
+        if (fault) faults[String(i)] = fault;
+      });
+      const answer = { ...runner.syntaxPython!, count: check.files.length, faults };
+      return { kind: 'closed', stdout: Buffer.from(JSON.stringify(answer)), stderr: '', exit: '0' };
     },
   };
+}
+
+/** A file's keys in a session's syntax answers: its verdict when it compiles (feature, bytes), and when not (and name). */
+function syntaxKeys(feature: readonly number[], name: string, source: string): { valid: string; fault: string } {
+  const valid = createHash('sha256').update(`${feature.join('.')}\0${source}`).digest('base64');
+  return { valid, fault: createHash('sha256').update(`${valid}\0${name}`).digest('base64') };
 }
 
 /** Runs every job; never throws for what a model does, only when python3 itself cannot be started. */

@@ -1,4 +1,4 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -52,9 +52,14 @@ function dependsOnTransitively(template: CfnTemplate, id: string): Set<string> {
   return seen;
 }
 
+// The tests of valid repositories, of consumers and of retention synthesize the same add_one_python archive: in one
+// assembly directory it is packed once, by the first synth (below, as the tests are collected), and found staged by
+// the others (the cache the tests below prove); the same bytes, since the archive's name and content are the same.
+const oneArchive = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+afterAll(() => rmSync(oneArchive, { recursive: true, force: true }));
+
 describe('ModelArchive of valid repositories', () => {
-  const outdir = mkdtempSync(join(tmpdir(), 'mme-archive-'));
-  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  const outdir = oneArchive;
   const { archive, stack, template } = synthIn(outdir, { repositories: [valid, { path: valid, name: 'add_one_v2' }], prefix: 'prod/' });
   const copies = template.findResources('Custom::MmeDeployArchiveCopy');
   const copyId = (targetModel: string) =>
@@ -239,11 +244,6 @@ describe('ModelArchive of valid repositories', () => {
     }
   });
 });
-
-// The consumer and retention tests synthesize the same one archive: in one assembly directory it is packed once, by
-// whichever synthesizes first, and found staged by the others (the cache the tests above prove).
-const oneArchive = mkdtempSync(join(tmpdir(), 'mme-archive-'));
-afterAll(() => rmSync(oneArchive, { recursive: true, force: true }));
 
 describe('ModelArchive names handed to consumers', () => {
   const outdir = oneArchive;

@@ -12,7 +12,7 @@ import { packRepository } from '../../lib/bundle/pack-repository';
 import { stageArchive } from '../../lib/local/model-store';
 import {
   CorpusCase,
-  generateOnnxModels,
+  generatedModels,
   loadCorpus,
   materialize,
   onnxPython,
@@ -28,7 +28,7 @@ let onnxDir: string | undefined;
 const work = mkdtempSync(join(tmpdir(), 'mme-corpus-package-'));
 
 beforeAll(() => {
-  if (python) onnxDir = generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+  if (python) onnxDir = generatedModels(corpus, python);
 });
 afterAll(() => {
   removeMaterialized();

@@ -1,21 +1,23 @@
-// Slow: ~25 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~20 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The validator against public Triton repositories as their authors arrange them (test/real-world/corpus.json):
 // every repository Triton loads validates with exit 0, every one Triton rejects exits 1 with Triton's wording at the
 // right file:line, and every mistake seeded into them is caught the same way.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../../lib/diagnostics';
 import { validateRepository } from '../../lib/repository/validate';
-import { AutoCompleteSession } from '../../lib/python-auto-complete/run';
+import { AutoCompleteSession, syntaxCheckRunner } from '../../lib/python-auto-complete/run';
+import { checkPythonSyntax } from '../../lib/python-auto-complete/syntax-check';
+import { DEFAULT_TRITON_VERSION } from '../../lib/catalog/triton-images';
+import { tritonPythonVersion } from '../../lib/catalog/triton-releases';
 import {
   caseDir,
   CORPUS_DIR,
   Edit,
   Expectation,
-  generateOnnxModels,
+  generatedModels,
   loadCorpus,
   materialize,
   onnxPython,
@@ -38,13 +40,26 @@ const itWithOnnx = testFor({ python: ['onnx', 'numpy'] });
 const itWithPython = testFor({ python: [] });
 let onnxDir: string | undefined;
 // One python for every validation: it forks each model's process for --run-python (numpy imported once, not per
-// model), and a process for each repository's model.py syntax check (no python started per repository; files it
+// model), and a process for a repository's model.py syntax check (no python started per repository; files it
 // checked once, as a case validated again with --run-python or as an MME archive, are answered without a process).
 let session: AutoCompleteSession | undefined;
 
-beforeAll(() => {
-  if (python) onnxDir = generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+beforeAll(async () => {
   if (anyPython) session = AutoCompleteSession.open({ python: anyPython });
+  if (python) onnxDir = generatedModels(corpus, python);
+  if (session) {
+    // Every stand-in the cases hold, checked once, in one process the session's python forks, for the Python of the
+    // Triton release the validations target: their checks then fork a process only for files they alone hold (a
+    // seeded mistake's edit), not one per repository (about 80, each some 60 ms of CPU on a VM where page faults cost).
+    // The verdicts are the same python's ast.parse of the same bytes; a file that does not compile is not taken from
+    // here (its message names the file, as the validation names it).
+    const sources = [...new Set(corpus.cases.flatMap((c) => Object.values(c.standIns ?? {})))];
+    const checked = await checkPythonSyntax(
+      sources.map((text, i) => ({ name: `stand-in-${i}/model.py`, source: Buffer.from(text) })),
+      { pythonVersion: tritonPythonVersion(DEFAULT_TRITON_VERSION), runner: syntaxCheckRunner(session)! },
+    );
+    if (!checked.ran) throw new Error(`the stand-ins' syntax check did not run: ${checked.reason}`);
+  }
 });
 afterAll(async () => {
   await session?.close();

@@ -4,7 +4,8 @@
 // applied) for the tests.
 
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pythonWith } from '../tools';
@@ -263,6 +264,34 @@ export function generateOnnxModels(corpus: Corpus, dir: string, python: string):
     else files[path] = spec;
   }
   if (Object.keys(files).length > 0) writeModelFiles(files, python);
+  return dir;
+}
+
+/**
+ * generateOnnxModels once per test run: the corpus tests of a run (validation, packaging) share one directory, kept in
+ * the run's directory (MME_TEST_RUN_DIR, which the global teardown removes) under the SHA-256 of all that makes its
+ * files (the specs, the python, the scripts and writers), so a run generates them once: a CI run too, whose run
+ * directory starts empty. Outside a Jest run, a new temporary directory.
+ */
+export function generatedModels(corpus: Corpus, python: string): string {
+  const run = process.env.MME_TEST_RUN_DIR;
+  if (!run) return generateOnnxModels(corpus, mkdtempSync(join(tmpdir(), 'mme-corpus-onnx-')), python);
+  const hash = createHash('sha256').update(JSON.stringify([corpus.onnxModels, corpus.modelFiles, python]));
+  const writers = join(__dirname, '..', 'model-files');
+  const sources = [join(CORPUS_DIR, 'make_onnx.py'), __filename, ...readdirSync(writers).filter((f) => !f.includes('.test.')).sort()
+    .map((f) => join(writers, f))];
+  for (const file of sources) hash.update(file).update(readFileSync(file));
+  const dir = join(run, 'corpus-models', hash.digest('hex').slice(0, 16));
+  if (existsSync(dir)) return dir;
+  mkdirSync(dirname(dir), { recursive: true });
+  const fresh = generateOnnxModels(corpus, mkdtempSync(`${dir}.tmp-`), python);
+  try {
+    renameSync(fresh, dir); // complete, or not there: another test file reads it only once renamed
+  } catch (err) {
+    // Another file of the run (the other worker) renamed its own first: the same files.
+    if (!existsSync(dir)) throw err;
+    rmSync(fresh, { recursive: true, force: true });
+  }
   return dir;
 }
 
