@@ -166,7 +166,15 @@ export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | 
       const keys = check.files.map(([name, source]) => syntaxKeys(check.feature, name, source));
       const known = (k: { valid: string; fault: string }) =>
         runner.syntaxAnswers.get(k.valid) === null ? null : runner.syntaxAnswers.get(k.fault);
-      const unknown = check.files.filter((_, i) => known(keys[i]!) === undefined);
+      // Each file not known yet goes to python, even the same bytes twice: its answer is found by its place in what
+      // was sent, not counted along the files (an answer recorded for the first copy would shift the count).
+      const sentAt = new Map<number, number>();
+      const unknown: [string, string][] = [];
+      check.files.forEach((file, i) => {
+        if (known(keys[i]!) !== undefined) return;
+        sentAt.set(i, unknown.length);
+        unknown.push(file);
+      });
       let asked: { executable: string; version: string; faults: Record<string, SyntaxFault> } | undefined;
       if (unknown.length > 0 || !runner.syntaxPython) {
         const input = JSON.stringify({ syntax_check: { feature: check.feature, files: unknown } });
@@ -181,12 +189,12 @@ export function syntaxCheckRunner(session: AutoCompleteSession): SyntaxRunner | 
         runner.syntaxPython = { executable: asked.executable, version: asked.version };
       }
       const faults: Record<string, SyntaxFault> = {};
-      let next = 0;
       check.files.forEach((_, i) => {
         const k = keys[i]!;
+        const sent = sentAt.get(i);
         let fault = known(k);
-        if (fault === undefined) {
-          fault = asked?.faults[String(next++)] ?? null;
+        if (sent !== undefined) {
+          fault = asked?.faults[String(sent)] ?? null;
           runner.syntaxAnswers.set(fault ? k.fault : k.valid, fault);
         }
         if (fault) faults[String(i)] = fault;

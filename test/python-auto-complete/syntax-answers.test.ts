@@ -69,4 +69,18 @@ suiteFor({ python: [] })("a session's syntax answers, file by file", () => {
       else process.env.MME_DEPLOY_PYTHON = named;
     }
   });
+
+  it('answers each file of a check in which the same new source comes twice at its own place', async () => {
+    const session = AutoCompleteSession.open({ python });
+    try {
+      // Never seen before: a and b the same bytes, then a fault (the answer of the file after a twice must not be
+      // taken from the one before it).
+      const twice = repoOf({ a: `${GOOD}# twice\n`, b: `${GOOD}# twice\n`, c: 'def h(:\n', d: `${GOOD}# d\n`, e: 'y = [\n' });
+      const verdicts = syntaxOf(await validateRepository(twice, { pythonSyntax: { session } }));
+      expect(verdicts.map((d) => (d as { model?: string }).model)).toEqual(['c', 'e']);
+      expect(verdicts).toEqual(await ownVerdicts(twice));
+    } finally {
+      await session.close();
+    }
+  });
 });
