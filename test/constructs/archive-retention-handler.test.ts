@@ -1,4 +1,5 @@
-import { utimesSync } from 'node:fs';
+import { statSync, utimesSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   DeleteObjectsCommand,
@@ -11,6 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { versionedKeyPattern } from '../../lib/bundle/target-model-name';
 import { handler, onEvent, summary } from '../../constructs/handlers/archive-retention/index.js';
 import { LocalS3, startLocalS3 } from '../aws/s3rver-harness';
+import { loadScaled } from '../load-scale';
 
 type RetentionEvent = Parameters<typeof onEvent>[0];
 
@@ -54,8 +56,15 @@ describe('the ModelArchive retention handler against a real S3 server (s3rver)',
 
   async function put(key: string, when: Date): Promise<void> {
     await s3.client.send(new PutObjectCommand({ Bucket: 'models', Key: key, Body: key }));
-    // s3rver reports a file's mtime as LastModified.
-    utimesSync(join(s3.directory, 'models', `${key}._S3rver_object`), when, when);
+    // s3rver reports a file's mtime as LastModified. It answers the PUT once the body has gone through its hash, before
+    // its write stream has opened the file, let alone written it (jamhall/s3rver:lib/stores/filesystem.js:287-311,
+    // 3.7.1): under load the file is not there yet. Its mtime is set once all of the body is in it.
+    const file = join(s3.directory, 'models', `${key}._S3rver_object`);
+    for (const deadline = Date.now() + loadScaled(10_000); statSync(file, { throwIfNoEntry: false })?.size !== key.length;) {
+      if (Date.now() > deadline) throw new Error(`s3rver never wrote ${file}`);
+      await sleep(5);
+    }
+    utimesSync(file, when, when);
   }
   async function keys(): Promise<string[]> {
     const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'models' }));
