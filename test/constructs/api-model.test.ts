@@ -5,8 +5,7 @@
 import { join } from 'node:path';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { App, AppProps, Duration, Stack } from 'aws-cdk-lib';
-import { DISABLE_CREATION_STACK_TRACES } from 'aws-cdk-lib/cx-api';
+import { App, Duration, Stack } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import fc from 'fast-check';
@@ -37,12 +36,6 @@ const models = dataDir ? new ApiModels(dataDir) : undefined;
 const archives = mkdtempSync(join(tmpdir(), 'mme-api-model-'));
 afterAll(() => rmSync(archives, { recursive: true, force: true }));
 
-/**
- * An app that records no creation stack per resource: metadata that is no part of the template, and a third of the CPU
- * of building and synthesizing a stack under jest, which maps every stack trace through the source maps.
- */
-const newApp = (props: AppProps = {}) => new App({ ...props, context: { ...props.context, [DISABLE_CREATION_STACK_TRACES]: true } });
-
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>; Outputs?: Record<string, unknown> };
 
 function templateOf(stack: Stack): Template {
@@ -60,7 +53,7 @@ function defaultApp(): Stack {
 
 /** An endpoint of 4 instances with a deployment, autoscaling of every kind and a dashboard. */
 function endpointWith(deployment: EndpointDeployment | undefined): Stack {
-  const stack = new Stack(newApp(), 'D');
+  const stack = new Stack(new App(), 'D');
   const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 4, deployment });
   const scaling = endpoint.autoScaleInstanceCount({ minCapacity: 4, maxCapacity: 8 });
   scaling.scaleOnGpuUtilization('Gpu');
@@ -117,11 +110,11 @@ describeWithModels('synthesized templates against the SageMaker and Application 
   const cases: Array<[string, () => Template]> = [
     ['the default app (cdk.json)', () => templateOf(defaultApp())],
     ...DEPLOYMENTS.map(([name, deployment]): [string, () => Template] => [`an endpoint with ${name}`, () => endpointTemplate(deployment)]),
-    ['examples/existing-app', () => templateOf(new ExistingAppStack(newApp(), 'RecommendationsMme', EXAMPLE_PROPS))],
+    ['examples/existing-app', () => templateOf(new ExistingAppStack(new App(), 'RecommendationsMme', EXAMPLE_PROPS))],
     [
       'an endpoint with every optional setting of the variant',
       () => {
-        const stack = new Stack(newApp(), 'Variant');
+        const stack = new Stack(new App(), 'Variant');
         new TritonMultiModelEndpoint(stack, 'Mme', {
           instanceType: InstanceType.P3_2XLARGE,
           initialInstanceCount: 2,
@@ -223,7 +216,7 @@ describeWithModels('names the constructs give SageMaker, against the API pattern
   it('the endpoint accepts only variant names the VariantName pattern and length allow (anchored at both ends)', () => {
     const accepted = (name: string) => {
       try {
-        new TritonMultiModelEndpoint(new Stack(newApp(), 'V'), 'Mme', { initialInstanceCount: 2, variantName: name });
+        new TritonMultiModelEndpoint(new Stack(new App(), 'V'), 'Mme', { initialInstanceCount: 2, variantName: name });
         return true;
       } catch {
         return false;
@@ -242,7 +235,7 @@ describeWithModels('names the constructs give SageMaker, against the API pattern
   });
 
   it("every versioned TargetModel a ModelArchive gives out matches InvokeEndpoint's TargetModel pattern", () => {
-    const stack = new Stack(newApp({ outdir: archives }), 'Names');
+    const stack = new Stack(new App({ outdir: archives }), 'Names');
     const archive = new ModelArchive(stack, 'Models', {
       repositories: [join(root, 'examples', 'sentiment_onnx')],
       bucket: new TritonMultiModelEndpoint(stack, 'Mme', { initialInstanceCount: 2 }).bucket,

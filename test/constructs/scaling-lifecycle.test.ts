@@ -6,7 +6,6 @@
 import { App, Duration, Stack as CdkStack } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
-import { DISABLE_CREATION_STACK_TRACES } from 'aws-cdk-lib/cx-api';
 import { EndpointDeployment, InstanceType, TritonMultiModelEndpoint } from '../../constructs';
 import { onEvent } from '../../constructs/handlers/scaling-guard/index.js';
 import { actual, Cloud, described, Handler, RollbackOrder, routeSdkTo, Stack, Template } from './lifecycle-harness';
@@ -21,10 +20,7 @@ type Shape = {
 
 /** The endpoint with GPU target tracking, a step policy (with its alarms) and a schedule, synthesized. */
 function synth(shape: Shape = {}): Template {
-  // No creation stack per resource (metadata that is no part of the template, and a third of a synthesis's CPU under
-  // jest, which maps every stack trace through the source maps).
-  const app = new App({ context: { [DISABLE_CREATION_STACK_TRACES]: true } });
-  const stack = new CdkStack(app, 'S', { env: { account: '111122223333', region: 'eu-west-1' } });
+  const stack = new CdkStack(new App(), 'S', { env: { account: '111122223333', region: 'eu-west-1' } });
   const endpoint = new TritonMultiModelEndpoint(stack, 'Mme', {
     instanceType: shape.instanceType ?? InstanceType.G4DN_XLARGE,
     variantName: shape.variantName,

@@ -1,21 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { DISABLE_CREATION_STACK_TRACES } from 'aws-cdk-lib/cx-api';
 import { TritonMmeStack } from '../../constructs';
 import { synthWithNag } from './nag-report';
 
 const cdkJson = JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
-// cdk.json's feature flags, and no creation stack per resource: metadata that is no part of the template or of the
-// nag report, and a third of the CPU of building and synthesizing a stack under jest (every stack trace is mapped
-// through the source maps).
-const context = {
-  ...Object.fromEntries(Object.entries(cdkJson.context).filter(([k]) => k.startsWith('@aws-cdk/'))),
-  [DISABLE_CREATION_STACK_TRACES]: true,
-};
+const featureFlags = Object.fromEntries(Object.entries(cdkJson.context).filter(([k]) => k.startsWith('@aws-cdk/')));
 
 describe('TritonMmeStack without model repositories', () => {
-  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme'), context);
+  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme'), featureFlags);
   const template = Template.fromJSON(outcome.templates.TritonMme);
 
   it('passes cdk-nag AwsSolutions with no unacknowledged finding', () => {
@@ -84,7 +77,7 @@ describe('TritonMmeStack without model repositories', () => {
 
 describe('TritonMmeStack with the example repository (the app default)', () => {
   const example = join(__dirname, '..', '..', 'examples', 'sentiment_onnx');
-  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme', { modelRepositories: [example] }), context);
+  const outcome = synthWithNag((app) => new TritonMmeStack(app, 'TritonMme', { modelRepositories: [example] }), featureFlags);
   const template = Template.fromJSON(outcome.templates.TritonMme);
 
   it('passes cdk-nag AwsSolutions, acknowledging only the managed log policy of the archive functions', () => {
