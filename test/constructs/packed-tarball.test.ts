@@ -22,7 +22,7 @@ import {
   cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { ApiModels, botocoreDataDir, formatFindings } from './api-model';
 import { recordTemplate } from './cfn-lint';
 import { loadScaled } from '../load-scale';
@@ -366,6 +366,24 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       expect.arrayContaining(['dist/constructs/index.js', 'dist/lib/index.d.ts', 'constructs/handlers/scaling-guard/index.js']),
     );
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('dist/test/') || f.endsWith('.test.js'))).toEqual([]);
+  });
+
+  // The npm package's files as npm lists them (the pack above): every docs/ page a message of lib/ names ships in it.
+  it('ships docs/ in the npm package, so every docs/ page a message names is there', () => {
+    const shipped = new Set(files);
+    const named = new Set<string>();
+    const walk = (at: string): void => {
+      for (const entry of readdirSync(at, { withFileTypes: true })) {
+        const path = join(at, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else for (const [doc] of readFileSync(path, 'utf8').matchAll(/docs\/[\w-]+\.md/g)) named.add(doc);
+      }
+    };
+    walk(join(root, 'lib'));
+    expect(named.size).toBeGreaterThan(0);
+    expect([...named].filter((doc) => !shipped.has(doc))).toEqual([]);
+    expect(shipped.has('README.md')).toBe(true);
+    expect(relative(root, join(root, 'docs'))).toBe('docs');
   });
 
   it('pins the tested minimum of the peer dependencies as the development versions, and also installs a newer one', () => {
