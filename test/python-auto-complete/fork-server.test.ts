@@ -6,7 +6,9 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForkServer } from '../../lib/python-auto-complete/fork-server';
-import { AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type RunOptions } from '../../lib/python-auto-complete/run';
+import {
+  AutoCompleteSession, runAutoComplete, type AutoCompleteJob, type AutoCompleteResult, type RunOptions,
+} from '../../lib/python-auto-complete/run';
 import { FORK_SERVER, STAND_IN_UTILS } from '../../lib/python-auto-complete/stand-in';
 import { isMmeError } from '../../lib/errors';
 import { validateRepository } from '../../lib/repository/validate';
@@ -85,7 +87,7 @@ const MODELS: Record<string, string> = {
   // (the server has it imported before it forks), and its get_model_dir is this model's.
   marks_json: MARKS,
   marks_json_too: MARKS,
-  raises: COMPLETES.replace('        return config', '        raise ValueError("no")'),
+  raises: PLAIN.replace('        return config', '        raise ValueError("no")'),
 };
 
 function jobsFor(models: Record<string, string>): AutoCompleteJob[] {
@@ -170,10 +172,23 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
     await Promise.allSettled([waits?.hang, waits?.stopped]);
   });
 
+  /**
+   * One run of MODELS and two models that report their parent (`a`, `b`), and each of MODELS and `a` alone: what the two
+   * tests below read, each its own part (a fork server and three pythons less than a run each).
+   */
+  let shared: Promise<{ forked: AutoCompleteResult[]; alone: AutoCompleteResult[] }> | undefined;
+  const sharedRun = () =>
+    (shared ??= (async () => {
+      const jobs = jobsFor({ ...MODELS, a: REPORTS_PARENT, b: REPORTS_PARENT });
+      const forked = await runAutoComplete(jobs, { ...options, concurrency: 3 });
+      return { forked, alone: await eachAlone(jobs.slice(0, Object.keys(MODELS).length + 1), options) };
+    })());
+
   it('gives each model what a python of its own gives it, whatever the others do', async () => {
-    const jobs = jobsFor(MODELS);
-    const forked = await runAutoComplete(jobs, { ...options, concurrency: 3 });
-    expect(forked).toEqual(await eachAlone(jobs, options));
+    const run = await sharedRun();
+    const count = Object.keys(MODELS).length;
+    const forked = run.forked.slice(0, count);
+    expect(forked).toEqual(run.alone.slice(0, count));
     const byName = Object.fromEntries(Object.keys(MODELS).map((name, i) => [name, forked[i]!]));
     for (const name of ['completes', 'prints', 'reads_stdin', 'cwd', 'marks_json', 'marks_json_too']) {
       expect([name, inputNames(byName[name]!)]).toEqual([name, ['X']]);
@@ -183,13 +198,13 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
     expect(byName.kills_itself).toEqual({ ok: false, stage: 'crash', type: 'Crash', message: 'python exited SIGKILL' });
     expect(byName.writes_fd1).toMatchObject({ ok: false, stage: 'crash', message: 'python exited 0' });
     expect(byName.at_exit).toMatchObject({ ok: false, stage: 'crash', message: 'python exited 0' });
-    expect(byName.raises).toMatchObject({ ok: false, stage: 'auto_complete', type: 'ValueError', message: 'no', line: 9 });
+    expect(byName.raises).toMatchObject({ ok: false, stage: 'auto_complete', type: 'ValueError', message: 'no', line: 8 });
   });
 
   it('runs the models of one run in processes the server forks, and one model alone in a python of its own', async () => {
-    const jobs = jobsFor({ a: REPORTS_PARENT, b: REPORTS_PARENT });
-    expect((await runAutoComplete(jobs, options)).map(inputNames)).toEqual([['forked'], ['forked']]);
-    expect((await runAutoComplete([jobs[0]!], options)).map(inputNames)).toEqual([['own_process']]);
+    const { forked, alone } = await sharedRun();
+    expect(forked.slice(-2).map(inputNames)).toEqual([['forked'], ['forked']]);
+    expect(alone.slice(-1).map(inputNames)).toEqual([['own_process']]);
   });
 
   it('times out a model that hangs, and only that one', async () => {
