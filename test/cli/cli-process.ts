@@ -97,9 +97,13 @@ export interface MainRun {
  * after the other in ONE real node process, as the unprivileged user if asked: for tables of commands where the
  * process matters only as the user it runs as, not for its exit, its signals or its bytes on stdout (those are
  * spawnCli's). One node start and one module load instead of one per command. Fails with the runner's stderr if it
- * did not print its results or printed anything on its own stderr.
+ * did not print its results or printed anything on its own stderr. A vector given with its `cwd` runs in that
+ * directory (the others in `options.cwd`, or in the directory the one before changed into).
  */
-export async function runMainInProcess(argvs: readonly (readonly string[])[], options: SpawnOptions = {}): Promise<MainRun[]> {
+export async function runMainInProcess(
+  argvs: readonly (readonly string[] | { readonly cwd: string; readonly args: readonly string[] })[],
+  options: SpawnOptions = {},
+): Promise<MainRun[]> {
   cliCommand(); // dist/ is built
   const run = spawnNode([process.execPath, MAIN_RUNNER], [JSON.stringify(argvs)], options);
   const code = await run.exit;

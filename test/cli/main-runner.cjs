@@ -1,7 +1,8 @@
 // Started by a test as a real process (test/cli/cli-process.ts, runMainInProcess): runs the CLI's main, as built in
 // dist/ (the function the bundled CLI's entry calls), once per argument vector given as JSON in argv[2], one after the
 // other in this one process, each with its own captured stdout and stderr, and prints their results as one JSON
-// array. For tables of commands whose process matters only as the user it runs as (an unprivileged one), not for its
+// array. A vector given as {"cwd", "args"} runs in that directory (the process changes into it first), as a process
+// started there would. For tables of commands whose process matters only as the user it runs as (an unprivileged one), not for its
 // exit or its signals: one node start and one load of the modules for all of them. A rejection of main is reported
 // as the entry reports it (bin/mme-deploy.ts): an internal error, exit code 1.
 'use strict';
@@ -33,6 +34,13 @@ async function run(args) {
 
 (async () => {
   const results = [];
-  for (const args of JSON.parse(process.argv[2])) results.push(await run(args));
+  for (const vector of JSON.parse(process.argv[2])) {
+    if (Array.isArray(vector)) {
+      results.push(await run(vector));
+    } else {
+      process.chdir(vector.cwd);
+      results.push(await run(vector.args));
+    }
+  }
   process.stdout.write(JSON.stringify(results));
 })();
