@@ -1,4 +1,4 @@
-// Slow: ~10 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // The contract README makes, command by command: one rule set for validate --mme and package, no raw control
 // characters on a terminal, pasteable hints, exit codes 0/1/2/130, one JSON error object with --json, where package
 // writes, progress only on a terminal, and the smaller habits of issue 13.

@@ -1,4 +1,4 @@
-// Slow: ~12 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~11 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // --run-python with two models or more: one python forks each model's process (lib/python-auto-complete/fork-server.ts).
 // Each model must get what a python of its own gives it, whatever another model does: exit, crash, hang, print, kill
 // the server or stop it.
