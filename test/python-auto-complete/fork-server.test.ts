@@ -174,7 +174,7 @@ suiteFor({ python: ['numpy'] })('--run-python with a fork server', () => {
 
   /**
    * One run of MODELS and two models that report their parent (`a`, `b`), and each of MODELS and `a` alone: what the two
-   * tests below read, each its own part (a fork server and three pythons less than a run each).
+   * tests below read, each its own part (one fork server, 0.5 s of CPU, less than a run for each).
    */
   let shared: Promise<{ forked: AutoCompleteResult[]; alone: AutoCompleteResult[] }> | undefined;
   const sharedRun = () =>
