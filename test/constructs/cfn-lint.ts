@@ -63,9 +63,9 @@ function templateText(template: unknown): string {
 
 /**
  * Lints every template recorded in `dir`; returns the errors, each naming every test and stack that recorded its
- * template. The templates are shared out, by size, over `processes` cfn-lint runs at once (forked from one start:
- * startCfnLint): its start-up is paid once, its work per template (about 0.2 s of CPU) is split, and the teardown
- * that waits for it has both cores to itself. `started` is a cfn-lint started before the templates were known.
+ * template. `started` is a cfn-lint started during the run (startWhenRecorded), which may have linted some of them
+ * already; the rest are shared out, by size, over `processes` cfn-lint runs at once (startCfnLint): its start-up is
+ * paid once, its work per template (about 0.2 s of CPU) is split, and the teardown has both cores to itself.
  */
 export async function lintRecordedTemplates(
   dir: string,
@@ -79,7 +79,6 @@ export async function lintRecordedTemplates(
     return [];
   }
   const labels = new Map<string, string>();
-  const bytes = new Map<string, number>();
   for (const file of files) {
     const hash = basename(file, TEMPLATE_SUFFIX);
     const namesFile = join(dir, `${hash}.names`);
@@ -87,126 +86,198 @@ export async function lintRecordedTemplates(
       ? [...new Set(readFileSync(namesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as string))]
       : [];
     labels.set(file, `${names.length > 0 ? names.join('; ') : '(unnamed)'} [${hash.slice(0, 8)}]`);
-    bytes.set(file, statSync(file).size);
   }
-  // Largest first, each to the run with the fewest bytes so far.
-  const groups = Array.from({ length: Math.max(1, processes) }, () => ({ files: [] as string[], bytes: 0 }));
+  const runs = await (started ?? startCfnLint(command)).lint(files, processes);
+  return runs.flatMap((run) => lintErrors(run.files, labels, run));
+}
+
+/** `files` shared out over `processes`, by size: largest first, each to the share with the fewest bytes so far. */
+function shareOut(files: readonly string[], processes: number): string[][] {
+  const bytes = new Map(files.map((file) => [file, statSync(file).size]));
+  const shares = Array.from({ length: Math.max(1, processes) }, () => ({ files: [] as string[], bytes: 0 }));
   for (const file of [...files].sort((a, b) => bytes.get(b)! - bytes.get(a)! || a.localeCompare(b))) {
-    const group = groups.reduce((least, g) => (g.bytes < least.bytes ? g : least));
-    group.files.push(file);
-    group.bytes += bytes.get(file)!;
+    const share = shares.reduce((least, s) => (s.bytes < least.bytes ? s : least));
+    share.files.push(file);
+    share.bytes += bytes.get(file)!;
   }
-  const shares = groups.map((g) => g.files).filter((share) => share.length > 0);
-  const runs = await (started ?? startCfnLint(command)).lint(shares);
-  return runs.flatMap((run, i) => lintErrors(shares[i]!, labels, run));
+  return shares.map((s) => s.files).filter((share) => share.length > 0);
 }
 
 /** A cfn-lint ready to lint: started (imported, its rules loaded) before it is given the templates. */
 export interface CfnLintProcess {
-  /** Lints each share of template files in a cfn-lint run of its own, all at once; one run's output per share. */
-  lint(shares: readonly (readonly string[])[]): Promise<LintRun[]>;
-  /** Ends it without linting anything. */
+  /** Lints `file` while the tests run, one file at a time (a cfn-lint that is not a python script waits for lint). */
+  add(file: string): void;
+  /**
+   * Lints `files`: those add() has not finished are shared out over `processes` cfn-lint runs at once. One result per
+   * run: its files and its output.
+   */
+  lint(files: readonly string[], processes: number): Promise<Array<LintRun & { readonly files: readonly string[] }>>;
+  /** Ends it without linting the rest. */
   stop(): void;
 }
 
 /**
- * What the python that starts cfn-lint runs: cfn-lint's own command line (cfnlint.runner's Runner, as its console
- * script's main() builds it) over each share, in a child forked once cfn-lint is imported and its rules are loaded.
- * Each child's output goes to a file of its own; the parent prints the children's exit statuses. An empty stdin (the
- * test run ended before its teardown) ends it.
+ * What the python that starts cfn-lint runs. It imports cfn-lint and loads its rules once, then reads one JSON
+ * request per line: {"file"} runs cfn-lint's own command line (cfnlint.runner's Runner, as its console script's main()
+ * builds it) over that file here and answers with its exit status and output; {"shares", "out"} forks one child per
+ * share, each running the same command line over its share into a file of its own, and answers with the children's
+ * exit statuses. An empty stdin (the test run ended before its teardown) ends it.
  */
 const DRIVER = `
-import gc, json, os, sys, traceback
+import contextlib, gc, io, json, os, sys, traceback
 if sys.path and sys.path[0] in ('', os.getcwd()):
     del sys.path[0]
 from cfnlint.config import ConfigMixIn
 from cfnlint.runner import Runner
 options = sys.argv[1:]
 runner = Runner(ConfigMixIn(options))
-request = sys.stdin.read()
-if not request:
-    sys.exit(0)
-request = json.loads(request)
-# The children share the parent's objects copy-on-write: the collector, left to scan them, would copy them all.
-gc.freeze()
-sys.stdout.flush()
-sys.stderr.flush()
-children = []
-for i, files in enumerate(request["shares"]):
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.dup2(os.open(os.path.join(request["out"], "%d.json" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), 1)
-            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            runner.config = ConfigMixIn(options + ["--"] + files)
-            runner.cli()
-            code = 0
-        except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else 1
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    children.append(pid)
-print(json.dumps([os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]))
+
+def cfn_lint(files):
+    runner.config = ConfigMixIn(options + ["--"] + files)
+    try:
+        runner.cli()
+        return 0
+    except SystemExit as exit:
+        return exit.code if isinstance(exit.code, int) else 1
+
+def answer(value):
+    sys.stdout.write(json.dumps(value) + "\\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if "file" in request:
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output):
+            status = cfn_lint([request["file"]])
+        answer({"file": request["file"], "status": status, "output": output.getvalue()})
+        continue
+    # The children share the parent's objects copy-on-write: the collector, left to scan them, would copy them all.
+    gc.freeze()
+    sys.stderr.flush()
+    children = []
+    for i, files in enumerate(request["shares"]):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.dup2(os.open(os.path.join(request["out"], "%d.json" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), 1)
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                code = cfn_lint(files)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        children.append(pid)
+    answer({"statuses": [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]})
+    break
 `;
 
 /**
  * Starts cfn-lint: when `command` is a python console script (what pip installs), its python imports cfn-lint now and
- * waits for the templates (DRIVER); the process does not keep Node running until it is asked to lint. Otherwise (a
- * wrapper cfn-lint), each share is one plain cfn-lint run, started when asked.
+ * lints what it is given (DRIVER); the process does not keep Node running until lint() waits for it. Otherwise (a
+ * wrapper cfn-lint), each share is one plain cfn-lint run, started by lint().
  */
 export function startCfnLint(command: string): CfnLintProcess {
   const python = pythonOfScript(command);
   if (!python) {
-    return { lint: (shares) => Promise.all(shares.map((share) => cfnLintCli(command, share))), stop: () => undefined };
+    return {
+      add: () => undefined,
+      lint: (files, processes) =>
+        Promise.all(shareOut(files, processes).map(async (share) => ({ ...(await cfnLintCli(command, share)), files: share }))),
+      stop: () => undefined,
+    };
   }
   const child = spawn(python, ['-c', DRIVER, ...lintOptions()], { stdio: ['pipe', 'pipe', 'pipe'] });
   const streams = [child.stdin, child.stdout, child.stderr] as unknown as Socket[];
   child.unref();
   for (const stream of streams) stream.unref();
-  child.stdin.on('error', () => undefined); // a driver that failed to start says why on stderr and in its status
-  let stdout = '';
+  child.stdin.on('error', () => undefined); // a driver that failed says why on stderr and in its status
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const ended = new Promise<{ status: number | null; error?: string }>((resolve) => {
     child.on('error', (error) => resolve({ status: null, error: error.message }));
     child.on('close', (status) => resolve({ status }));
   });
-  const stop = () => void child.stdin.end();
-  const lint = async (shares: readonly (readonly string[])[]): Promise<LintRun[]> => {
-    if (shares.length === 0) {
-      stop();
-      return [];
+  // Its answers, one JSON line each, in the order of the requests.
+  const waiting: Array<(answer: Record<string, unknown>) => void> = [];
+  let partial = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) waiting.shift()?.(JSON.parse(line) as Record<string, unknown>);
+  });
+  const ask = (request: object) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      waiting.push(resolve);
+      child.stdin.write(`${JSON.stringify(request)}\n`);
+      void ended.then(({ status, error }) => reject(new Error(`cfn-lint failed (exit ${status}): ${stderr || error}`)));
+    });
+  const failed = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+  // Files added during the run are linted one at a time, so lint() finds at most one still in hand.
+  const queue: string[] = [];
+  const done = new Map<string, LintRun>();
+  let current: Promise<void> | undefined;
+  let failure: Error | undefined;
+  let stopped = false;
+  const next = () => {
+    const file = queue.shift();
+    if (file === undefined || stopped) {
+      current = undefined;
+      return;
     }
+    current = ask({ file }).then(
+      (answer) => {
+        done.set(file, { status: answer.status as number, stdout: answer.output as string, stderr });
+        next();
+      },
+      (error) => {
+        failure = failed(error);
+        current = undefined;
+      },
+    );
+  };
+  const stop = () => {
+    stopped = true;
+    child.stdin.end();
+  };
+  const lint = async (files: readonly string[], processes: number) => {
     child.ref();
     for (const stream of streams) stream.ref();
+    stopped = true; // nothing more one at a time: what is left is shared out
+    await current;
+    if (failure) throw failure;
+    const shares = shareOut(files.filter((file) => !done.has(file)), processes);
+    const results = files.filter((file) => done.has(file)).map((file) => ({ ...done.get(file)!, files: [file] }));
+    if (shares.length === 0) {
+      child.stdin.end();
+      return results;
+    }
     const out = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
     try {
-      child.stdin.end(JSON.stringify({ shares, out }));
-      const { status, error } = await ended;
-      let statuses: unknown;
-      try {
-        statuses = JSON.parse(stdout);
-      } catch {
-        statuses = undefined;
-      }
-      if (status !== 0 || !Array.isArray(statuses) || statuses.length !== shares.length) {
-        throw new Error(`cfn-lint failed (exit ${status}): ${stderr || error || stdout}`);
-      }
-      return shares.map((_, i) => {
-        const output = join(out, `${i}.json`);
-        return { status: statuses[i] as number, stdout: existsSync(output) ? readFileSync(output, 'utf8') : '', stderr };
-      });
+      const answer = await ask({ shares, out });
+      child.stdin.end();
+      const statuses = answer.statuses as number[];
+      return [
+        ...results,
+        ...shares.map((share, i) => {
+          const output = join(out, `${i}.json`);
+          return { status: statuses[i]!, stdout: existsSync(output) ? readFileSync(output, 'utf8') : '', stderr, files: share };
+        }),
+      ];
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
   };
-  return { lint, stop };
+  const add = (file: string) => {
+    if (stopped || done.has(file) || queue.includes(file)) return;
+    queue.push(file);
+    if (!current) next();
+  };
+  return { add, lint, stop };
 }
 
 /** What startWhenRecorded leaves for the teardown, on globalThis: the global setup and teardown share no module. */
@@ -214,18 +285,22 @@ const EARLY = Symbol.for('mme-deploy.cfn-lint.early-start');
 type Early = { watcher: FSWatcher; started?: CfnLintProcess };
 
 /**
- * Starts cfn-lint (startCfnLint) when the first template is recorded in `dir`, so its start-up runs while the tests
- * do, not after them; a run that records no template starts none. takeEarlyStart hands it to the teardown. The
- * promise settles once it has started (the global setup does not wait for it).
+ * Starts cfn-lint (startCfnLint) when the first template is recorded in `dir` and gives it each template as it is
+ * recorded, so its start-up and much of its work run while the tests do, not after them; a run that records no
+ * template starts none. takeEarlyStart hands it to the teardown. The promise settles once it has started and been
+ * given the first template (the global setup does not wait for it).
  */
 export function startWhenRecorded(dir: string, command: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   return new Promise((resolve) => {
     const early: Early = {
-      watcher: watch(dir, () => {
-        early.watcher.close();
+      watcher: watch(dir, (_, name) => {
         early.started ??= startCfnLint(command);
-        resolve();
+        // A template file appears whole (recordTemplate renames it into place).
+        if (name?.endsWith(TEMPLATE_SUFFIX) && existsSync(join(dir, name))) {
+          early.started.add(join(dir, name));
+          resolve();
+        }
       }),
     };
     early.watcher.unref();
