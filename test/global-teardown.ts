@@ -1,4 +1,4 @@
-// Jest global teardown: one cfn-lint run over every template the run's tests recorded; an error fails the run, naming
+// Jest global teardown: cfn-lint over every template the run's tests recorded; an error fails the run, naming
 // the test and stack each failing template came from. cfn-lint follows the gated tests' rule (test/tools.ts): when
 // it is not installed, outside CI the lint is skipped with a note saying how to install it; under CI=true it fails.
 

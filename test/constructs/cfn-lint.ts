@@ -1,9 +1,9 @@
-// cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize, in one cfn-lint run:
-// tests record their templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into
-// the run's directory, and the run's global teardown lints them all. Starting cfn-lint costs seconds (importing it and
-// loading its rules: about 4 s of CPU), so one start for the whole suite: a python process imports cfn-lint once, then
-// forks one child per share of the templates, each running cfn-lint's own command line over its share.
-
+// cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize: tests record their
+// templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into the run's directory,
+// each distinct template once. Starting cfn-lint costs seconds (importing it and loading its rules: about 4 s of CPU),
+// so it starts once: when the first template is recorded (startWhenRecorded, from the global setup), a python imports
+// cfn-lint and lints each template as it comes, while the tests run; the global teardown waits for it and has it fork
+// the rest over the cores, each child running cfn-lint's own command line over its share.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
