@@ -4,6 +4,7 @@
 // so it starts once: when the first template is recorded (startWhenRecorded, from the global setup), a python imports
 // cfn-lint and lints each template as it comes, while the tests run; the global teardown waits for it and has it fork
 // the rest over the cores, each child running cfn-lint's own command line over its share.
+
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
