@@ -273,8 +273,10 @@ export function startCfnLint(command: string): CfnLintProcess {
       rmSync(out, { recursive: true, force: true });
     }
   };
+  const added = new Set<string>(); // a file may be reported more than once (two workers renaming the same template)
   const add = (file: string) => {
-    if (stopped || done.has(file) || queue.includes(file)) return;
+    if (stopped || added.has(file)) return;
+    added.add(file);
     queue.push(file);
     if (!current) next();
   };
