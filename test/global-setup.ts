@@ -1,14 +1,15 @@
 // Jest global setup, run once before any test file: builds dist/ when a source is newer (the bundled CLI, the packed
 // tarball and the quick start read it, and nothing rebuilds it during the run), finds the machine tools the gated
 // tests need (test/tools.ts), and makes the run's directories for cfn-lint's templates and the skipped tests' log.
+// cfn-lint itself starts once the first template is recorded (test/constructs/cfn-lint.ts).
 // Workers inherit the environment variables set here, and so do the processes they start without an `env` of their
 // own (a `cdk synth` app's pack worker, a bundled CLI): a test file's changes to process.env reach none of those.
 
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LINT_DIR_VARIABLE } from './constructs/cfn-lint';
-import { INVENTORY_VARIABLE, probeTools, pythonWith, SKIP_LOG_VARIABLE } from './tools';
+import { LINT_DIR_VARIABLE, startWhenRecorded } from './constructs/cfn-lint';
+import { findTools, INVENTORY_VARIABLE, probeTools, pythonWith, SKIP_LOG_VARIABLE } from './tools';
 
 // scripts/build.js is the build `npm run build` and `prepare` run; plain JavaScript, so required as is.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -27,4 +28,7 @@ export default function setup(): void {
   process.env[SKIP_LOG_VARIABLE] = join(run, 'skipped.jsonl');
   process.env.MME_TEST_RUN_DIR = run;
   process.env[LINT_DIR_VARIABLE] = join(run, 'cfn-templates');
+  // cfn-lint starts (imports itself, loads its rules: seconds) when the first template is recorded, during the run.
+  const cfnLint = findTools({ tools: ['cfn-lint'] });
+  if (cfnLint.ok) void startWhenRecorded(process.env[LINT_DIR_VARIABLE], cfnLint.paths['cfn-lint']!);
 }

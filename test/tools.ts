@@ -99,7 +99,7 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
 
 /**
  * The python console script a PATH entry `found` stands for, when `found` is a version manager's shim (pyenv's is a
- * bash script that runs `pyenv exec`, about 0.6 s of CPU per start on a loaded 2-core VM; cfn-lint starts three times
+ * bash script that runs `pyenv exec`, about 0.6 s of CPU per start on a loaded 2-core VM; cfn-lint starts twice
  * a run) and pip installed the script beside the python3 PATH gives (the python the shim's version manager picks):
  * the same program without the shim. Undefined when `found` is itself a script a python runs, or nothing is there.
  */

@@ -1,45 +1,129 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LINT_DIR_VARIABLE, lintRecordedTemplates, recordTemplate } from './cfn-lint';
+import { LINT_DIR_VARIABLE, lintRecordedTemplates, recordTemplate, startWhenRecorded, takeEarlyStart } from './cfn-lint';
+import type { CfnLintProcess } from './cfn-lint';
 import { itWithTools } from '../tools';
 
+
+const BROKEN_BUCKET = {
+  Resources: { Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } } },
+};
+const BROKEN_ALARM = {
+  Resources: {
+    Alarm: {
+      Type: 'AWS::CloudWatch::Alarm',
+      Properties: { Tags: [{ Key: 'a', Value: 'b' }], ComparisonOperator: 'x', EvaluationPeriods: 1 },
+    },
+  },
+};
+// Valid but for the Dashboard Tags cfn-lint's schema lags on.
+const TAGGED_DASHBOARD = {
+  Resources: { Board: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardBody: '{}', Tags: [{ Key: 'a', Value: 'b' }] } } },
+};
+
+/** Runs `body` with the run's template directory set to a new one, as the global setup sets it. */
+async function withLintDir(body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mme-lint-test-'));
+  const previous = process.env[LINT_DIR_VARIABLE];
+  process.env[LINT_DIR_VARIABLE] = join(dir, 'templates');
+  try {
+    await body(join(dir, 'templates'));
+  } finally {
+    if (previous === undefined) delete process.env[LINT_DIR_VARIABLE];
+    else process.env[LINT_DIR_VARIABLE] = previous;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('the cfn-lint harness', () => {
-  itWithTools('reports real errors, of every run it splits the templates over, and leaves out only the exact findings its schema '
-    + 'lags on', { tools: ['cfn-lint'] }, async (found) => {
-    const dir = mkdtempSync(join(tmpdir(), 'mme-lint-test-'));
-    const previous = process.env[LINT_DIR_VARIABLE];
-    process.env[LINT_DIR_VARIABLE] = dir;
-    try {
-      recordTemplate('broken bucket', {
-        Resources: {
-          Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } },
-          Board: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardBody: '{}', Tags: [{ Key: 'a', Value: 'b' }] } },
+  const title = 'starts cfn-lint at the first recorded template and lints while the tests run, splits what is left over runs at '
+    + 'once, reports real errors under every name that recorded them, and leaves out only the exact findings its schema lags on';
+  itWithTools(title, { tools: ['cfn-lint'] }, async (found) => {
+    await withLintDir(async (dir) => {
+      // Nothing recorded, nothing started.
+      void startWhenRecorded(dir, found.paths['cfn-lint']!);
+      expect(takeEarlyStart()).toBeUndefined();
+      const started = startWhenRecorded(dir, found.paths['cfn-lint']!);
+      recordTemplate('broken bucket', BROKEN_BUCKET);
+      await started;
+      const early = takeEarlyStart()!;
+      expect(early).toBeDefined();
+      // Recorded after the watching stopped: left for the runs the teardown starts.
+      recordTemplate('broken alarm', BROKEN_ALARM);
+      recordTemplate('tagged dashboard', TAGGED_DASHBOARD);
+      recordTemplate('the same bucket again', JSON.parse(JSON.stringify(BROKEN_BUCKET)));
+      const runs: Array<{ resources: string[]; output: string }> = [];
+      const watched: CfnLintProcess = {
+        ...early,
+        lint: async (files, processes) => {
+          const results = await early.lint(files, processes);
+          for (const { files: linted, stdout } of results) {
+            const resources = linted.flatMap((f) => Object.keys(JSON.parse(readFileSync(f, 'utf8')).Resources as object));
+            runs.push({ resources, output: stdout });
+          }
+          return results;
         },
-      });
-      recordTemplate('broken alarm', {
-        Resources: {
-          Alarm: {
-            Type: 'AWS::CloudWatch::Alarm',
-            Properties: { Tags: [{ Key: 'a', Value: 'b' }], ComparisonOperator: 'x', EvaluationPeriods: 1 },
-          },
-        },
-      });
-      // Two templates, two cfn-lint runs at once: each run's errors come back, under the name of their own template.
-      const errors = await lintRecordedTemplates(dir, found.paths['cfn-lint'], 2);
-      const at = (name: string) => errors.filter((e) => e.template.startsWith(`${name} [`)).map((e) => `${e.rule} ${e.path}`);
-      expect(at('broken bucket')).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^E\d+ Resources\/Bucket\/Properties\/VersioningConfiguration\/Status$/)]),
+      };
+      const errors = await lintRecordedTemplates(dir, found.paths['cfn-lint'], 2, watched);
+      // The bucket linted on its own while "the tests ran", the other two in two runs at once (forked from the one
+      // start), each run's errors under the names of their own template.
+      expect(runs.map((run) => run.resources)).toEqual([['Bucket'], ['Alarm'], ['Board']]);
+      // cfn-lint did report the Dashboard's Tags (E3002); the harness leaves out exactly that finding.
+      expect(JSON.parse(runs[2]!.output)).toEqual([expect.objectContaining({ Rule: expect.objectContaining({ Id: 'E3002' }) })]);
+      const at = (name: string) => errors.filter((e) => e.template.includes(name)).map((e) => `${e.rule} ${e.path}`);
+      expect(at('broken bucket')).toEqual([expect.stringMatching(/^E\d+ Resources\/Bucket\/Properties\/VersioningConfiguration\/Status$/)]);
+      expect(at('the same bucket again')).toEqual(at('broken bucket'));
+      expect(errors.find((e) => e.path.endsWith('VersioningConfiguration/Status'))?.template).toMatch(
+        /^broken bucket; the same bucket again \[[0-9a-f]{8}\]$/,
       );
-      expect(at('broken bucket').some((e) => e.includes('Alarm'))).toBe(false);
       expect(at('broken alarm').length).toBeGreaterThan(0);
       expect(at('broken alarm').every((e) => / Resources\/Alarm/.test(e))).toBe(true);
-      expect(errors.filter((e) => e.path === 'Resources/Board/Properties/Tags')).toEqual([]);
+      expect(at('tagged dashboard')).toEqual([]);
       expect(errors.length).toBe(at('broken bucket').length + at('broken alarm').length);
-    } finally {
-      if (previous === undefined) delete process.env[LINT_DIR_VARIABLE];
-      else process.env[LINT_DIR_VARIABLE] = previous;
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it('runs a cfn-lint that is not a python script as it is, once per share, and fails when it fails', async () => {
+    await withLintDir(async (dir) => {
+      // A stand-in cfn-lint (a wrapper, as a version manager's shim): one error per template it is given.
+      const fake = join(dir, '..', 'cfn-lint');
+      writeFileSync(
+        fake,
+        [
+          '#!/bin/sh',
+          'while [ "$1" != -- ]; do shift; done; shift',
+          'echo "$#" >> "$0.runs"',
+          '[ -e "$0.fail" ] && { echo "no schemas" >&2; exit 1; }',
+          'sep="["; for f in "$@"; do',
+          '  printf \'%s{"Filename":"%s","Level":"Error",\' "$sep" "$f"',
+          '  printf \'"Rule":{"Id":"E3001"},"Location":{"Path":["Resources","X"]},"Message":"m"}\'',
+          '  sep=","',
+          'done; echo "]"; exit 2',
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      recordTemplate('bucket', BROKEN_BUCKET);
+      recordTemplate('alarm', BROKEN_ALARM);
+      const errors = await lintRecordedTemplates(dir, fake, 2);
+      expect(errors.map((e) => e.template.replace(/ \[.*/, '')).sort()).toEqual(['alarm', 'bucket']);
+      expect(errors.every((e) => e.rule === 'E3001' && e.path === 'Resources/X')).toBe(true);
+      expect(readFileSync(`${fake}.runs`, 'utf8')).toBe('1\n1\n');
+      writeFileSync(`${fake}.fail`, '');
+      await expect(lintRecordedTemplates(dir, fake, 1)).rejects.toThrow(/cfn-lint failed \(exit 1\): no schemas/);
+    });
+  });
+
+  it('fails, saying why, when the python of a cfn-lint script cannot start cfn-lint', async () => {
+    await withLintDir(async (dir) => {
+      // A python that has no cfn-lint (as a python3 without it would answer), named by a cfn-lint script's first line.
+      const python = join(dir, '..', 'python3');
+      writeFileSync(python, '#!/bin/sh\necho "ModuleNotFoundError: No module named \'cfnlint\'" >&2\nexit 1\n', { mode: 0o755 });
+      writeFileSync(join(dir, '..', 'cfn-lint'), `#!${python}\nfrom cfnlint.runner import main\n`, { mode: 0o755 });
+      recordTemplate('bucket', BROKEN_BUCKET);
+      await expect(lintRecordedTemplates(dir, join(dir, '..', 'cfn-lint'), 2)).rejects.toThrow(
+        /cfn-lint failed \(exit 1\): ModuleNotFoundError: No module named 'cfnlint'/,
+      );
+    });
   });
 });

@@ -1,24 +1,42 @@
-// cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize, in one cfn-lint run:
-// tests record their templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into
-// the run's directory, and the run's global teardown lints them all. Starting cfn-lint costs seconds, so one run for
-// the whole suite (split over the cores) instead of one per test file.
+// cfn-lint (1.51, on the machine image) over every CloudFormation template the tests synthesize: tests record their
+// templates (recordTemplate: in-process synths through a hook, child-process apps by hand) into the run's directory,
+// each distinct template once. Starting cfn-lint costs seconds (importing it and loading its rules: about 4 s of CPU),
+// so it starts once: when the first template is recorded (startWhenRecorded, from the global setup), a python imports
+// cfn-lint and lints each template as it comes, while the tests run; the global teardown waits for it and has it fork
+// the rest over the cores, each child running cfn-lint's own command line over its share.
 
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import type { Socket } from 'node:net';
 import { findTools, missingMessage } from '../tools';
 
 /** The environment variable naming the run's directory of templates to lint (set by the global setup). */
 export const LINT_DIR_VARIABLE = 'MME_CFN_LINT_DIR';
 
+const TEMPLATE_SUFFIX = '.template.json';
+
 /**
  * Queues `template` for the run's cfn-lint; `name` says where it came from (test name, stack). Identical templates
- * are linted once. Outside a Jest run with the global setup, lints at once and throws on errors.
+ * are linted once, under every name that recorded them. Outside a Jest run with the global setup, lints at once and
+ * throws on errors.
  */
 export function recordTemplate(name: string, template: unknown): void {
-  const json = JSON.stringify(template);
   const dir = process.env[LINT_DIR_VARIABLE];
   if (!dir) {
     const errors = cfnLint({ [name]: template });
@@ -26,39 +44,291 @@ export function recordTemplate(name: string, template: unknown): void {
     return;
   }
   mkdirSync(dir, { recursive: true });
+  const json = templateText(template);
   const hash = createHash('sha256').update(json).digest('hex').slice(0, 16);
-  writeFileSync(join(dir, `${hash}.json`), JSON.stringify({ name, template }));
+  const file = join(dir, `${hash}${TEMPLATE_SUFFIX}`);
+  // Several workers may record the same template at once: each writes its own file and renames it into place, so
+  // the file is never seen half written. The names file takes one appended line per name.
+  if (!existsSync(file)) {
+    const partial = join(dir, `.${hash}.${process.pid}.partial`);
+    writeFileSync(partial, json);
+    renameSync(partial, file);
+  }
+  appendFileSync(join(dir, `${hash}.names`), `${JSON.stringify(name)}\n`);
+}
+
+/** A template as cfn-lint reads it: one key per line, so its findings' line numbers point somewhere readable. */
+function templateText(template: unknown): string {
+  return JSON.stringify(template, null, 1);
 }
 
 /**
- * Lints every template recorded in `dir`; returns the errors. The templates are shared out, by size, over `processes`
- * cfn-lint runs at once: its start-up (about 4 s of CPU) is paid once per run, its work per template (about 0.2 s) is
- * split, and the teardown that waits for it has both cores to itself.
+ * Lints every template recorded in `dir`; returns the errors, each naming every test and stack that recorded its
+ * template. `started` is a cfn-lint started during the run (startWhenRecorded), which may have linted some of them
+ * already; the rest are shared out, by size, over `processes` cfn-lint runs at once (startCfnLint): its start-up is
+ * paid once, its work per template (about 0.2 s of CPU) is split, and the teardown has both cores to itself.
  */
 export async function lintRecordedTemplates(
   dir: string,
   command = cfnLintCommand(),
   processes = Math.min(2, availableParallelism()),
+  started?: CfnLintProcess,
 ): Promise<CfnLintError[]> {
-  const recorded = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
-  const templates: Record<string, unknown> = {};
-  const bytes = new Map<string, number>();
-  for (const file of recorded) {
-    const text = readFileSync(join(dir, file), 'utf8');
-    const { name, template } = JSON.parse(text) as { name: string; template: unknown };
-    const key = `${name} [${file.slice(0, 8)}]`;
-    templates[key] = template;
-    bytes.set(key, text.length);
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(TEMPLATE_SUFFIX)).map((f) => join(dir, f)) : [];
+  if (files.length === 0) {
+    started?.stop();
+    return [];
   }
-  // Largest first, each to the run with the fewest bytes so far.
-  const groups = Array.from({ length: Math.max(1, processes) }, () => ({ templates: {} as Record<string, unknown>, bytes: 0 }));
-  for (const key of [...bytes.keys()].sort((a, b) => bytes.get(b)! - bytes.get(a)!)) {
-    const group = groups.reduce((least, g) => (g.bytes < least.bytes ? g : least));
-    group.templates[key] = templates[key];
-    group.bytes += bytes.get(key)!;
+  const labels = new Map<string, string>();
+  for (const file of files) {
+    const hash = basename(file, TEMPLATE_SUFFIX);
+    const namesFile = join(dir, `${hash}.names`);
+    const names = existsSync(namesFile)
+      ? [...new Set(readFileSync(namesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as string))]
+      : [];
+    labels.set(file, `${names.length > 0 ? names.join('; ') : '(unnamed)'} [${hash.slice(0, 8)}]`);
   }
-  const runs = await Promise.all(groups.map((g) => cfnLintAsync(g.templates, command)));
-  return runs.flat();
+  const runs = await (started ?? startCfnLint(command)).lint(files, processes);
+  return runs.flatMap((run) => lintErrors(run.files, labels, run));
+}
+
+/** `files` shared out over `processes`, by size: largest first, each to the share with the fewest bytes so far. */
+function shareOut(files: readonly string[], processes: number): string[][] {
+  const bytes = new Map(files.map((file) => [file, statSync(file).size]));
+  const shares = Array.from({ length: Math.max(1, processes) }, () => ({ files: [] as string[], bytes: 0 }));
+  for (const file of [...files].sort((a, b) => bytes.get(b)! - bytes.get(a)! || a.localeCompare(b))) {
+    const share = shares.reduce((least, s) => (s.bytes < least.bytes ? s : least));
+    share.files.push(file);
+    share.bytes += bytes.get(file)!;
+  }
+  return shares.map((s) => s.files).filter((share) => share.length > 0);
+}
+
+/** A cfn-lint ready to lint: started (imported, its rules loaded) before it is given the templates. */
+export interface CfnLintProcess {
+  /** Lints `file` while the tests run, one file at a time (a cfn-lint that is not a python script waits for lint). */
+  add(file: string): void;
+  /**
+   * Lints `files`: those add() has not finished are shared out over `processes` cfn-lint runs at once. One result per
+   * run: its files and its output.
+   */
+  lint(files: readonly string[], processes: number): Promise<Array<LintRun & { readonly files: readonly string[] }>>;
+  /** Ends it without linting the rest. */
+  stop(): void;
+}
+
+/**
+ * What the python that starts cfn-lint runs. It imports cfn-lint and loads its rules once, then reads one JSON
+ * request per line: {"file"} runs cfn-lint's own command line (cfnlint.runner's Runner, as its console script's main()
+ * builds it) over that file here and answers with its exit status and output; {"shares", "out"} forks one child per
+ * share, each running the same command line over its share into a file of its own, and answers with the children's
+ * exit statuses. An empty stdin (the test run ended before its teardown) ends it.
+ */
+const DRIVER = `
+import contextlib, gc, io, json, os, sys, traceback
+if sys.path and sys.path[0] in ('', os.getcwd()):
+    del sys.path[0]
+from cfnlint.config import ConfigMixIn
+from cfnlint.runner import Runner
+options = sys.argv[1:]
+runner = Runner(ConfigMixIn(options))
+
+def cfn_lint(files):
+    runner.config = ConfigMixIn(options + ["--"] + files)
+    try:
+        runner.cli()
+        return 0
+    except SystemExit as exit:
+        return exit.code if isinstance(exit.code, int) else 1
+
+def answer(value):
+    sys.stdout.write(json.dumps(value) + "\\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if "file" in request:
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output):
+            status = cfn_lint([request["file"]])
+        answer({"file": request["file"], "status": status, "output": output.getvalue()})
+        continue
+    # The children share the parent's objects copy-on-write: the collector, left to scan them, would copy them all.
+    gc.freeze()
+    sys.stderr.flush()
+    children = []
+    for i, files in enumerate(request["shares"]):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.dup2(os.open(os.path.join(request["out"], "%d.json" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), 1)
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                code = cfn_lint(files)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        children.append(pid)
+    answer({"statuses": [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]})
+    break
+`;
+
+/**
+ * Starts cfn-lint: when `command` is a python console script (what pip installs), its python imports cfn-lint now and
+ * lints what it is given (DRIVER); the process does not keep Node running until lint() waits for it. Otherwise (a
+ * wrapper cfn-lint), each share is one plain cfn-lint run, started by lint().
+ */
+export function startCfnLint(command: string): CfnLintProcess {
+  const python = pythonOfScript(command);
+  if (!python) {
+    return {
+      add: () => undefined,
+      lint: (files, processes) =>
+        Promise.all(shareOut(files, processes).map(async (share) => ({ ...(await cfnLintCli(command, share)), files: share }))),
+      stop: () => undefined,
+    };
+  }
+  const child = spawn(python, ['-c', DRIVER, ...lintOptions()], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const streams = [child.stdin, child.stdout, child.stderr] as unknown as Socket[];
+  child.unref();
+  for (const stream of streams) stream.unref();
+  child.stdin.on('error', () => undefined); // a driver that failed says why on stderr and in its status
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const ended = new Promise<{ status: number | null; error?: string }>((resolve) => {
+    child.on('error', (error) => resolve({ status: null, error: error.message }));
+    child.on('close', (status) => resolve({ status }));
+  });
+  // Its answers, one JSON line each, in the order of the requests.
+  const waiting: Array<(answer: Record<string, unknown>) => void> = [];
+  let partial = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) waiting.shift()?.(JSON.parse(line) as Record<string, unknown>);
+  });
+  const ask = (request: object) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      waiting.push(resolve);
+      child.stdin.write(`${JSON.stringify(request)}\n`);
+      void ended.then(({ status, error }) => reject(new Error(`cfn-lint failed (exit ${status}): ${stderr || error}`)));
+    });
+  const failed = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+  // Files added during the run are linted one at a time, so lint() finds at most one still in hand.
+  const queue: string[] = [];
+  const done = new Map<string, LintRun>();
+  let current: Promise<void> | undefined;
+  let failure: Error | undefined;
+  let stopped = false;
+  const next = () => {
+    const file = queue.shift();
+    if (file === undefined || stopped) {
+      current = undefined;
+      return;
+    }
+    current = ask({ file }).then(
+      (answer) => {
+        done.set(file, { status: answer.status as number, stdout: answer.output as string, stderr });
+        next();
+      },
+      (error) => {
+        failure = failed(error);
+        current = undefined;
+      },
+    );
+  };
+  const stop = () => {
+    stopped = true;
+    child.stdin.end();
+  };
+  const lint = async (files: readonly string[], processes: number) => {
+    child.ref();
+    for (const stream of streams) stream.ref();
+    stopped = true; // nothing more one at a time: what is left is shared out
+    await current;
+    if (failure) throw failure;
+    const shares = shareOut(files.filter((file) => !done.has(file)), processes);
+    const results = files.filter((file) => done.has(file)).map((file) => ({ ...done.get(file)!, files: [file] }));
+    if (shares.length === 0) {
+      child.stdin.end();
+      return results;
+    }
+    const out = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+    try {
+      const answer = await ask({ shares, out });
+      child.stdin.end();
+      const statuses = answer.statuses as number[];
+      return [
+        ...results,
+        ...shares.map((share, i) => {
+          const output = join(out, `${i}.json`);
+          return { status: statuses[i]!, stdout: existsSync(output) ? readFileSync(output, 'utf8') : '', stderr, files: share };
+        }),
+      ];
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  };
+  const added = new Set<string>(); // a file may be reported more than once (two workers renaming the same template)
+  const add = (file: string) => {
+    if (stopped || added.has(file)) return;
+    added.add(file);
+    queue.push(file);
+    if (!current) next();
+  };
+  return { add, lint, stop };
+}
+
+/** What startWhenRecorded leaves for the teardown, on globalThis: the global setup and teardown share no module. */
+const EARLY = Symbol.for('mme-deploy.cfn-lint.early-start');
+type Early = { watcher: FSWatcher; started?: CfnLintProcess };
+
+/**
+ * Starts cfn-lint (startCfnLint) when the first template is recorded in `dir` and gives it each template as it is
+ * recorded, so its start-up and much of its work run while the tests do, not after them; a run that records no
+ * template starts none. takeEarlyStart hands it to the teardown. The promise settles once it has started and been
+ * given the first template (the global setup does not wait for it).
+ */
+export function startWhenRecorded(dir: string, command: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  return new Promise((resolve) => {
+    const early: Early = {
+      watcher: watch(dir, (_, name) => {
+        early.started ??= startCfnLint(command);
+        // A template file appears whole (recordTemplate renames it into place).
+        if (name?.endsWith(TEMPLATE_SUFFIX) && existsSync(join(dir, name))) {
+          early.started.add(join(dir, name));
+          resolve();
+        }
+      }),
+    };
+    early.watcher.unref();
+    (globalThis as Record<symbol, unknown>)[EARLY] = early;
+  });
+}
+
+/** The cfn-lint startWhenRecorded started, if it did; it stops watching. */
+export function takeEarlyStart(): CfnLintProcess | undefined {
+  const early = (globalThis as Record<symbol, unknown>)[EARLY] as Early | undefined;
+  delete (globalThis as Record<symbol, unknown>)[EARLY];
+  early?.watcher.close();
+  return early?.started;
+}
+
+/** The python that runs `command` when it is a python console script (`#!/path/to/python`), else undefined. */
+function pythonOfScript(command: string): string | undefined {
+  let head: string;
+  try {
+    head = readFileSync(command, 'utf8').slice(0, 256);
+  } catch {
+    return undefined;
+  }
+  const python = /^#!(\/\S*\/python[\d.]*)[ \t]*\r?\n/.exec(head)?.[1];
+  return python && existsSync(python) ? python : undefined;
 }
 
 /**
@@ -95,58 +365,51 @@ export function cfnLintCommand(): string {
 export function cfnLint(templates: Record<string, unknown>, command = cfnLintCommand()): CfnLintError[] {
   const names = Object.keys(templates);
   if (names.length === 0) return [];
-  const written = writeTemplates(templates);
+  const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
   try {
-    const run = spawnSync(command, lintArguments(written.files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    return lintErrors(templates, written.files, { ...run, error: run.error?.message });
+    const labels = new Map<string, string>();
+    names.forEach((name, i) => {
+      // File names stay short (a test's name can be long); cfn-lint's findings are mapped back by file.
+      const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}${TEMPLATE_SUFFIX}`);
+      writeFileSync(file, templateText(templates[name]));
+      labels.set(file, name);
+    });
+    const files = [...labels.keys()];
+    const run = spawnSync(command, cliArguments(files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    return lintErrors(files, labels, { ...run, error: run.error?.message });
   } finally {
-    rmSync(written.dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** cfnLint in a child that does not block the event loop (several run at once: lintRecordedTemplates). */
-async function cfnLintAsync(templates: Record<string, unknown>, command: string): Promise<CfnLintError[]> {
-  if (Object.keys(templates).length === 0) return [];
-  const written = writeTemplates(templates);
-  try {
-    const run = await new Promise<LintRun>((resolve) =>
-      execFile(command, lintArguments(written.files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-        // A non-zero exit is an error here, with the status as its code (a string code: cfn-lint could not start).
-        resolve({ status: !error ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr, error: error?.message }),
-      ),
-    );
-    return lintErrors(templates, written.files, run);
-  } finally {
-    rmSync(written.dir, { recursive: true, force: true });
-  }
+/** One plain cfn-lint run over `files`, in a child that does not block the event loop. */
+function cfnLintCli(command: string, files: readonly string[]): Promise<LintRun> {
+  return new Promise<LintRun>((resolve) =>
+    execFile(command, cliArguments(files), { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+      // A non-zero exit is an error here, with the status as its code (a string code: cfn-lint could not start).
+      resolve({ status: !error ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr, error: error?.message }),
+    ),
+  );
 }
 
-interface LintRun {
+export interface LintRun {
   readonly status: number | null;
   readonly stdout: string;
   readonly stderr: string;
   readonly error?: string | undefined;
 }
 
-/** Each template in a file of a new directory, in the order of `templates`' names. */
-function writeTemplates(templates: Record<string, unknown>): { dir: string; files: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
-  const files = Object.keys(templates).map((name, i) => {
-    // File names stay short (a test's name can be long); cfn-lint's findings are mapped back by file.
-    const file = join(dir, `${String(i).padStart(3, '0')}-${name.replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}.template.json`);
-    writeFileSync(file, JSON.stringify(templates[name], null, 1));
-    return file;
-  });
-  return { dir, files };
+/** cfn-lint's options, the same for every run: JSON findings, the checks left out. */
+function lintOptions(): string[] {
+  return ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS];
 }
 
-function lintArguments(files: readonly string[]): string[] {
-  return ['--format', 'json', '--ignore-checks', ...IGNORED_CHECKS, '--', ...files];
+function cliArguments(files: readonly string[]): string[] {
+  return [...lintOptions(), '--', ...files];
 }
 
-/** The errors of a cfn-lint run over `files` (written from `templates`, in order); throws when cfn-lint itself failed. */
-function lintErrors(templates: Record<string, unknown>, files: readonly string[], run: LintRun): CfnLintError[] {
-  const names = Object.keys(templates);
+/** The errors of a cfn-lint run over `files`, each under its file's label; throws when cfn-lint itself failed. */
+function lintErrors(files: readonly string[], labels: ReadonlyMap<string, string>, run: LintRun): CfnLintError[] {
   // Exit codes are a bit mask (2 errors, 4 warnings, 8 infos); anything else, or no JSON, means cfn-lint failed.
   let findings: Array<{ Filename: string; Level: string; Rule: { Id: string }; Location: { Path: unknown[] }; Message: string }>;
   try {
@@ -156,8 +419,9 @@ function lintErrors(templates: Record<string, unknown>, files: readonly string[]
   }
   if (run.status === null || (run.status & 1) !== 0) throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr}`);
   const typeAt = (file: string, path: unknown[]) => {
-    const template = templates[names[files.indexOf(file)]!] as { Resources?: Record<string, { Type?: string }> };
-    return path[0] === 'Resources' ? template.Resources?.[String(path[1])]?.Type : undefined;
+    if (path[0] !== 'Resources' || !files.includes(file)) return undefined;
+    const template = JSON.parse(readFileSync(file, 'utf8')) as { Resources?: Record<string, { Type?: string }> };
+    return template.Resources?.[String(path[1])]?.Type;
   };
   return findings
     .filter((f) => f.Level === 'Error')
@@ -168,7 +432,7 @@ function lintErrors(templates: Record<string, unknown>, files: readonly string[]
         ),
     )
     .map((f) => ({
-      template: names[files.indexOf(f.Filename)] ?? f.Filename,
+      template: labels.get(f.Filename) ?? f.Filename,
       rule: f.Rule.Id,
       path: f.Location.Path.join('/'),
       message: f.Message,
