@@ -20,7 +20,7 @@ export interface FuzzRun {
 }
 
 export interface WatchOptions {
-  /** The runner module, run with tsx: `runner <...args> <start>`. */
+  /** The runner module, run with tsx (its CommonJS hook): `runner <...args> <start>`. */
   readonly runner: string;
   readonly args: readonly string[];
   /** How many cases there are: the run ends before case `cases`. */
@@ -53,7 +53,9 @@ function runFrom(options: WatchOptions, run: FuzzRun): Promise<void> {
   const deadline = scaledDeadline(options.deadlineMs);
   return new Promise((resolve) => {
     const child = fork(options.runner, [...options.args, String(run.next)], {
-      execArgv: ['--import', 'tsx'],
+      // tsx's require hook alone: the runners are CommonJS and import nothing lazily, and without tsx's ESM loader
+      // (a worker thread and its hooks) a runner starts with ~0.35 s of CPU instead of ~0.85 s (measured on 2 cores).
+      execArgv: ['--require', 'tsx/cjs'],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       detached: true,
     });

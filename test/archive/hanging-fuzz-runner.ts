@@ -1,6 +1,6 @@
 // Child process of fuzz-watch.test.ts: a fuzz runner that starts a process of its own, finishes case 0, then hangs
 // on case 1. It writes `<its pid> <its child's pid>` to <dir>/pids first.
-// Usage (by the test, through runWatched): node --import tsx hanging-fuzz-runner.ts <dir> <start>
+// Usage (by the test, through runWatched): node --require tsx/cjs hanging-fuzz-runner.ts <dir> <start>
 
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

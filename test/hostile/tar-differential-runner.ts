@@ -2,7 +2,7 @@
 // reader and extractor, GNU tar (list and extract) and bsdtar (list), and reports each one over IPC once it is done,
 // so the parent can kill it when one does not end in time (test/archive/fuzz-watch.ts). The tools run in two shells
 // (tar-oracles.ts) a few cases ahead of our reader, which judges each case in turn.
-// Usage (by the test): node --import tsx tar-differential-runner.ts <seed> <count> <sandbox-dir> <start>
+// Usage (by the test, through fuzz-watch.ts): node --require tsx/cjs tar-differential-runner.ts <seed> <count> <sandbox-dir> <start>
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
