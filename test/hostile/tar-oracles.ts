@@ -15,8 +15,8 @@ import { createInterface } from 'node:readline';
  *
  * One shell for many cases, each tool a foreground command: a node spawn costs a fork of the whole runner, a shell's
  * a fork of the shell, and dash (Debian's `sh`) starts a foreground command with vfork(), so a tool costs its own
- * exec and little more. Measured on a 2-core VM, 300 cases: about 18 s of CPU from bash with each tool run in the
- * background (`tool & wait $!`, a full fork each) against about 13 s from dash in the foreground.
+ * exec and little more. Measured on a busy 2-core VM (load 4-5), the fuzz's 300 cases in one shell: 20-23 s of CPU
+ * from bash with each tool run in the background (`tool & wait $!`, a full fork each), 14-17 s from dash as here.
  */
 const ORACLES = `
 while read -r n; do
