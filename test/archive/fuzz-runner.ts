@@ -1,6 +1,6 @@
 // Child process of tar-reader.fuzz.test.ts: runs fuzz cases `start`.. of a seed and reports each one over IPC once
 // it is delivered, so the parent can kill it when the next one does not finish in time (a hang, even a busy loop).
-// Usage (by the test): node --import tsx fuzz-runner.ts <seed> <count> <sandbox-dir> <start>
+// Usage (by the test, through fuzz-watch.ts): node --require tsx/cjs fuzz-runner.ts <seed> <count> <sandbox-dir> <start>
 
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';

@@ -1,4 +1,4 @@
-// Slow: ~13 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~11 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Fuzzes the archive reader and extractor with mutated archives: gzip-level byte flips and truncations, tar-level
 // byte flips, and header field mutations with recomputed checksums (so they reach the field parsers). Every case must
 // end within a deadline, either accepted or with a domain error (an MmeError whose code is TAR_* or UNREADABLE);

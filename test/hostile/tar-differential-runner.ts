@@ -1,13 +1,11 @@
 // Child process of tar-differential.fuzz.test.ts: runs the differential cases `start`.. of a seed, each judged by our
 // reader and extractor, GNU tar (list and extract) and bsdtar (list), and reports each one over IPC once it is done,
 // so the parent can kill it when one does not end in time (test/archive/fuzz-watch.ts). The tools run in two shells
-// (ORACLES) a few cases ahead of our reader, which judges each case in turn.
-// Usage (by the test): node --import tsx tar-differential-runner.ts <seed> <count> <sandbox-dir> <start>
+// (tar-oracles.ts) a few cases ahead of our reader, which judges each case in turn.
+// Usage (by the test, through fuzz-watch.ts): node --require tsx/cjs tar-differential-runner.ts <seed> <count> <sandbox-dir> <start>
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { extractTarGz, readTarGz, type TarEntry } from '../../lib/archive/tar-reader';
@@ -16,6 +14,7 @@ import { seededRandom } from '../../lib/plan/seeded-random';
 import { report } from '../archive/fuzz-watch';
 import { DifferentialCase, makeDifferentialCase, seeds } from './tar-differential-cases';
 import { compareEntries, gnuListing, ListedEntry } from './tar-listing';
+import { OracleShell, type ToolStatuses } from './tar-oracles';
 
 /** How long one tool may take on one case of a few KiB (times the load factor): past it, it counts as refusing. */
 const TOOL_TIMEOUT_MS = 10_000 * (Number(process.env.MME_TEST_TIMEOUT_SCALE) || 1);
@@ -70,108 +69,10 @@ function isDomainError(err: unknown): boolean {
   return isMmeError(err) && (err.code.startsWith('TAR_') || err.code === 'UNREADABLE' || err.code === 'INVALID');
 }
 
-/**
- * The oracles' script, run by `bash` beside our reader: it reads case numbers on stdin and, for case <n>, runs GNU tar's
- * verbose listing (into <dir>/<n>/list), GNU tar's extraction (into <dir>/<n>/gnu) and bsdtar's listing on
- * <dir>/<n>/case.tar.gz, then prints `case <n> <status> <status> <status>`. One shell for many cases: a node spawn
- * costs a fork of the whole runner, a shell's a fork of the shell (on a 2-core VM that cut the file's CPU by a third).
- * Each tool runs in the background with `run <pid>` printed first, so the runner can stop it after TOOL_TIMEOUT_MS
- * (then its status is a signal's, a refusal) without a `timeout` process per tool. GNU tar lists in the C locale, so
- * every byte that is not printable ASCII is escaped alike; bsdtar in a UTF-8 one, since in the C locale it fails on
- * any UTF-8 name ("Pathname can't be converted from UTF-8 to current locale"). The shell ends when its stdin does
- * (the runner is done, or was killed).
- */
-const ORACLES = `
-while read -r n; do
-  c="$1/$n"
-  LC_ALL=C tar --numeric-owner --quoting-style=escape -tvzf "$c/case.tar.gz" >"$c/list" 2>/dev/null &
-  echo "run $!"; wait $!; list=$?
-  LC_ALL=C tar -xzf "$c/case.tar.gz" -C "$c/gnu" >/dev/null 2>&1 &
-  echo "run $!"; wait $!; extract=$?
-  LC_ALL=C.UTF-8 bsdtar -tzf "$c/case.tar.gz" >/dev/null 2>&1 &
-  echo "run $!"; wait $!; bsd=$?
-  echo "case $n $list $extract $bsd"
-done
-`;
-
 /** How many shells run the oracles, each on every other case: the tools' processes are most of a case's time. */
 const SHELLS = 2;
 /** How many cases are written ahead of the one being judged, for the shells to work on. */
 const AHEAD = 16;
-
-interface ToolStatuses {
-  readonly list: number;
-  readonly extract: number;
-  readonly bsd: number;
-}
-
-/** A shell running ORACLES, and the statuses it has printed, by case number. */
-class OracleShell {
-  private readonly child: ChildProcess;
-  private readonly done = new Map<number, ToolStatuses>();
-  private waiting?: { index: number; resolve: (statuses: ToolStatuses) => void; reject: (err: Error) => void };
-  private toolTimer?: NodeJS.Timeout;
-  private exited?: string;
-  private readonly exit: Promise<void>;
-
-  constructor(dir: string) {
-    this.child = spawn('bash', ['-c', ORACLES, 'oracles', dir], { stdio: ['pipe', 'pipe', 'inherit'] });
-    createInterface({ input: this.child.stdout! }).on('line', (line) => this.onLine(line));
-    this.exit = new Promise((resolve) =>
-      this.child.on('exit', (code, signal) => {
-        clearTimeout(this.toolTimer);
-        this.exited = `the oracles' shell exited (${code ?? signal})`;
-        this.waiting?.reject(new Error(this.exited));
-        resolve();
-      }),
-    );
-  }
-
-  /** Hands case `index` (its directory written) to the shell. */
-  send(index: number): void {
-    this.child.stdin!.write(`${index}\n`);
-  }
-
-  /** The tools' statuses for case `index`, once the shell has run them. */
-  statuses(index: number): Promise<ToolStatuses> {
-    const known = this.done.get(index);
-    if (known) {
-      this.done.delete(index);
-      return Promise.resolve(known);
-    }
-    if (this.exited) return Promise.reject(new Error(this.exited));
-    return new Promise((resolve, reject) => (this.waiting = { index, resolve, reject }));
-  }
-
-  /** Ends the shell (its stdin) and resolves once it has exited: waited for, its tools' CPU time counts as ours. */
-  end(): Promise<void> {
-    this.child.stdin!.end();
-    return this.exit;
-  }
-
-  private onLine(line: string): void {
-    clearTimeout(this.toolTimer);
-    const [what, ...fields] = line.split(' ');
-    if (what === 'run') {
-      const pid = Number(fields[0]);
-      // Past its time a tool counts as refusing (as a spawnSync timeout would have it): SIGTERM, as spawnSync sends.
-      this.toolTimer = setTimeout(() => {
-        try {
-          process.kill(pid, 'SIGTERM');
-        } catch {
-          // it ended meanwhile
-        }
-      }, TOOL_TIMEOUT_MS);
-      return;
-    }
-    const [index, list, extract, bsd] = fields.map(Number) as [number, number, number, number];
-    const statuses = { list, extract, bsd };
-    if (this.waiting?.index === index) {
-      this.waiting.resolve(statuses);
-      this.waiting = undefined;
-    } else this.done.set(index, statuses);
-  }
-}
 
 /** Our reader and extractor on a case, and the tools' statuses from its shell. */
 async function judge(fuzz: DifferentialCase, dir: string, tools: Promise<ToolStatuses>): Promise<Verdicts> {
@@ -234,7 +135,7 @@ async function main(): Promise<void> {
   }
   const first = Number(start);
   const work = join(sandbox!, `cases-${process.pid}`);
-  const shells = Array.from({ length: SHELLS }, () => new OracleShell(work));
+  const shells = Array.from({ length: SHELLS }, () => new OracleShell(work, TOOL_TIMEOUT_MS));
   const shellOf = (index: number) => shells[index % SHELLS]!;
   const caseDir = (index: number) => join(work, String(index));
   let queued = first;

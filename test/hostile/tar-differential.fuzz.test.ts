@@ -1,11 +1,11 @@
-// Slow: ~20 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~22 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 // Differential fuzzing of the archive reader against GNU tar (what SageMaker extracts with) and bsdtar (issue 23):
 // mutated archives (tar-differential-cases.ts), each judged by our reader and extractor, `tar -tvzf` and `tar -xzf`,
 // and `bsdtar -tzf`. Never do we accept or extract a case both GNU tar and bsdtar refuse; no case hangs (a deadline
 // per case, scaled by the machine's load); every error we give is a domain error; where we and GNU tar both accept,
-// the entry lists agree (names, kinds, file sizes; known differences in tar-listing.ts). The tools run from two bash
-// loops a few cases ahead of our reader (tar-differential-runner.ts): a case's five processes are forked from a small
-// shell, not from node.
+// the entry lists agree (names, kinds, file sizes; known differences in tar-listing.ts). The tools run from two shell
+// loops a few cases ahead of our reader (tar-differential-runner.ts, tar-oracles.ts): a case's five processes are
+// started from a small shell (dash's vfork), not forked from node.
 // Seeded and reproducible: the seed is in the test's title; MME_FUZZ_SEED=<n> reruns a seed, MME_DIFF_FUZZ_CASES=<n>
 // runs more cases (the default keeps CI under a minute on 2 cores).
 
