@@ -1,4 +1,4 @@
-// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
