@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import { packRepository } from './pack-repository';
 import { MmeError } from '../errors';
 import { defaultTargetModel } from '../repository/mme-rules';
-import type { ValidationReport } from '../repository/validate';
+import type { ValidateOptions, ValidationReport } from '../repository/validate';
 import { archiveBaseName, versionedTargetModel } from './target-model-name';
 
 export interface VersionedNameOptions {
@@ -29,6 +29,11 @@ export interface VersionedNameOptions {
   readonly level?: number;
   /** Cancels the hashing pass. */
   readonly signal?: AbortSignal;
+  /**
+   * The model.py syntax check of a directory's hashing pass (see validateRepository). A caller that has just validated
+   * the same directory (push) turns it off: the pass then starts no python of its own. @default true
+   */
+  readonly pythonSyntax?: ValidateOptions['pythonSyntax'];
 }
 
 export type VersionedName =
@@ -76,6 +81,7 @@ async function packedDigest(path: string, name: string, options: VersionedNameOp
   const packed = await packRepository(path, {
     name: `${archiveBaseName(name)}.tar.gz`,
     ...(options.level !== undefined ? { level: options.level } : {}),
+    ...(options.pythonSyntax !== undefined ? { pythonSyntax: options.pythonSyntax } : {}),
   });
   if (!packed.ok) return { ok: false, report: packed.report };
   // The manifest hashes the bytes as they stream; this sink only lets them flow.

@@ -74,10 +74,13 @@ export async function openPushSource(
 
 /**
  * `source` under its versioned name: a first pass through the deterministic packer (or over the archive file) gives
- * the hash before the upload picks its key (bundle/versioned-target-model.ts says what that costs).
+ * the hash before the upload picks its key (bundle/versioned-target-model.ts says what that costs). The directory was
+ * validated with its model.py syntax check a moment ago (packedDirectory): the hashing pass checks no python again (one
+ * python start less per push). What it hashes is what must be uploaded (checkVersioned), as an unversioned push
+ * uploads the files as they are when read.
  */
 async function versionedSource(source: PushSource, path: string, name: string, level: number | undefined): Promise<PushSource> {
-  const named = await versionedTargetModelOf(path, { name, ...(level !== undefined ? { level } : {}) });
+  const named = await versionedTargetModelOf(path, { name, pythonSyntax: false, ...(level !== undefined ? { level } : {}) });
   if (!named.ok) return source; // cannot happen: the same directory just validated
   return { ...source, targetModel: named.targetModel, versioned: { sha256: named.sha256, size: named.size } };
 }

@@ -1,7 +1,9 @@
-// Slow: ~9 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
+// Slow: ~8 s on a quiet 2-core machine (test/sequencer.js starts it early on a clean clone).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { App, AssetStaging, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
@@ -224,23 +226,33 @@ describe('ModelArchive of valid repositories', () => {
   });
 
   it('packs a repository again when its content changes', () => {
+    // A copy of add_one_python, synthesized under the same name into the same assembly directory: unchanged, it is
+    // the archive already staged there (no packing); changed, it is packed anew. The new archive and its record are
+    // removed again: the other tests of this directory find one content staged.
     const copy = mkdtempSync(join(tmpdir(), 'mme-repo-'));
-    // An assembly directory of its own: the archives staged here must not show up in the other tests' outdir.
-    const changingOut = mkdtempSync(join(tmpdir(), 'mme-archive-'));
+    const staged = new Set(stagedArchives(outdir).map((a) => a.file));
+    const records = join(outdir, 'mme-deploy-archives');
+    const recorded = new Set(existsSync(records) ? readdirSync(records) : []);
     try {
       cpSync(valid, copy, { recursive: true });
-      const first = synthIn(changingOut, { repositories: [{ path: copy, name: 'changing' }] });
-      const hashOf = (a: typeof first) => (a.archive.node.findChild('Archive-changing') as s3assets.Asset).assetHash;
+      AssetStaging.clearAssetHashCache();
+      const first = synthIn(outdir, { repositories: [{ path: copy, name: 'add_one_python' }] });
+      const hashOf = (a: typeof first) => (a.archive.node.findChild('Archive-add_one_python') as s3assets.Asset).assetHash;
+      expect(first.archive.literalTargetModels).toEqual([archive.literalTargetModels[0]]);
+      const added = () => stagedArchives(outdir).filter((a) => !staged.has(a.file));
+      expect(added()).toEqual([]);
       writeFileSync(join(copy, 'add_one', '1', 'model.py'), '# changed\n', { flag: 'a' });
       AssetStaging.clearAssetHashCache();
-      const second = synthIn(changingOut, { repositories: [{ path: copy, name: 'changing' }] });
+      const second = synthIn(outdir, { repositories: [{ path: copy, name: 'add_one_python' }] });
       expect(hashOf(second)).not.toEqual(hashOf(first));
+      expect(added()).toHaveLength(1);
       // A new TargetModel: instances that cached the old archive never serve it under the new name.
       expect(second.archive.literalTargetModels[0]).not.toEqual(first.archive.literalTargetModels[0]);
-      expect(second.archive.literalTargetModels[0]).toMatch(/^changing-[0-9a-f]{12}\.tar\.gz$/);
+      expect(second.archive.literalTargetModels[0]).toMatch(/^add_one_python-[0-9a-f]{12}\.tar\.gz$/);
     } finally {
       rmSync(copy, { recursive: true, force: true });
-      rmSync(changingOut, { recursive: true, force: true });
+      for (const { file } of stagedArchives(outdir)) if (!staged.has(file)) rmSync(file, { force: true });
+      if (existsSync(records)) for (const f of readdirSync(records)) if (!recorded.has(f)) rmSync(join(records, f), { force: true });
     }
   });
 });

@@ -27,7 +27,9 @@ describe('reserveValidatorMemory', () => {
 
   it('gives the allocator its memory at once: what the validator allocates later grows the memory no more', () => {
     delete process.env.CDK_VALIDATION;
-    const reserve = 32 * 2 ** 20;
+    // A reserve just over the 10 MB a template may have (the default is 256 MB): the engine copies and scans each byte
+    // handed to it, ~10 ms of CPU per MB, so the templates below are the smallest that prove the point.
+    const reserve = 16 * 2 ** 20;
     const outcome = reserveValidatorMemory(reserve);
     if (!outcome.reserved) throw new Error(`not reserved: ${outcome.reason}`);
     // The engine's instance was made with the budget that keeps its functions in baseline code (bench/validator-start.js
@@ -37,7 +39,7 @@ describe('reserveValidatorMemory', () => {
     expect(reserved).toBeGreaterThan(reserve);
     // The module aws-cdk-lib will require: the one loaded, with the same memory. Within the reserve, no growth;
     const validate = require(modulePath) as Validate;
-    handOver(validate, 24 * 2 ** 20);
+    handOver(validate, 12 * 2 ** 20);
     expect(outcome.memory.buffer.byteLength).toBe(reserved);
     // beyond it, the memory grows (as every allocation of the engine's start did, before).
     handOver(validate, 2 * reserve);
@@ -51,10 +53,10 @@ describe('reserveValidatorMemory', () => {
     const options = process.env.NODE_OPTIONS;
     process.env.NODE_OPTIONS = `${options ?? ''} --wasm-tiering-budget=900000`;
     try {
-      const outcome = reserveValidatorMemory(32 * 2 ** 20);
+      const outcome = reserveValidatorMemory(16 * 2 ** 20);
       if (!outcome.reserved) throw new Error(`not reserved: ${outcome.reason}`);
       expect(outcome.tierUp).toBe('as set by the user');
-      expect(outcome.memory.buffer.byteLength).toBeGreaterThan(32 * 2 ** 20);
+      expect(outcome.memory.buffer.byteLength).toBeGreaterThan(16 * 2 ** 20);
     } finally {
       if (options === undefined) delete process.env.NODE_OPTIONS;
       else process.env.NODE_OPTIONS = options;

@@ -1,17 +1,16 @@
 // openPushSource, what a push uploads, checked without S3: the refusals of a source and of its TargetModel name (exact
 // messages), the gzip magic check, the served model's config read from the bytes as they go, and that closing a
 // source lets go of the file or the packer.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
 import { versionedTargetModelOf } from '../../lib/bundle/versioned-target-model';
 import { openPushSource, PushSource } from '../../lib/push/push-source';
-import { copyAdder, tarArchive } from './push-fixture';
+import { copyAdder, gzipMagicFile, tarArchive } from './push-fixture';
 
 let dir: string;
 beforeEach(() => {
@@ -143,7 +142,7 @@ describe('an archive source', () => {
   it('lets go of the file when closed before the upload has read it', async () => {
     const archive = join(dir, 'big.tar.gz');
     // More than the two 1 MiB buffers hold: the file stays open, waiting for a reader.
-    writeFileSync(archive, gzipSync(randomBytes(5 << 20), { level: 0 }));
+    gzipMagicFile(archive, 5 << 20);
     const opened = await source(archive, { verify: false });
     opened.open();
     await until(() => descriptorsOn(archive).length === 1, 'the archive is open');

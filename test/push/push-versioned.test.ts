@@ -61,6 +61,23 @@ describe('push --versioned (s3rver)', () => {
     expect(both).toEqual(expect.arrayContaining(first)); // the old version stays for instances and clients still using it
   });
 
+  it('checks model.py with one python per push: the hashing pass packs the directory just validated without it', async () => {
+    // Every process the push starts (the syntax check's python is the only one), counted as it is spawned.
+    // The module object itself, which the library calls through (an `import *` namespace is a frozen copy).
+    const spawn = jest.spyOn(require('node:child_process') as typeof import('node:child_process'), 'spawn');
+    try {
+      expect(await pushTargetModel({ source: repository, location, versioned: true })).toMatchObject({ ok: true });
+      expect(spawn.mock.calls.map(([, args]) => (args as string[]).slice(0, 4))).toEqual([['-I', '-S', '-B', '-c']]);
+      // The check still runs, and still refuses: a model.py that does not compile is not pushed.
+      appendFileSync(join(repository, 'add_one', '1', 'model.py'), 'def broken(:\n');
+      const refused = await pushTargetModel({ source: repository, location, versioned: true });
+      expect(refused.ok).toBe(false);
+      expect(!refused.ok && refused.report.diagnostics.map((d) => d.code)).toContain('python-syntax');
+    } finally {
+      spawn.mockRestore();
+    }
+  });
+
   it('names an archive file by its own bytes', async () => {
     const archive = join(dir, 'adder.tar.gz');
     execFileSync('tar', ['-C', repository, '-czf', archive, '.']);
