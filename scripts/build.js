@@ -70,13 +70,22 @@ function buildIfStale(root = ROOT) {
   return `built dist/ (${reason})`;
 }
 
-/** The command line: `node scripts/build.js [--if-stale]`. */
-function main(args) {
+/**
+ * Why a build step failed, in one line: its command, and how it ended (execFileSync's error has the exit status, or
+ * the signal that ended it: a step killed from outside prints nothing of its own).
+ */
+function failureOf(error) {
+  const how = error.signal ? `killed by ${error.signal}` : typeof error.status === 'number' ? `exit ${error.status}` : '';
+  return `${error.message.split('\n')[0]}${how ? ` (${how})` : ''}`;
+}
+
+/** The command line: `node scripts/build.js [--if-stale]`; `root` is the checkout to build. */
+function main(args, root = ROOT) {
   try {
-    if (args.includes('--if-stale')) process.stderr.write(`mme-deploy: ${buildIfStale()}\n`);
-    else build();
+    if (args.includes('--if-stale')) process.stderr.write(`mme-deploy: ${buildIfStale(root)}\n`);
+    else build(root);
   } catch (error) {
-    process.stderr.write(`mme-deploy: build failed: ${error.message.split('\n')[0]}\n`);
+    process.stderr.write(`mme-deploy: build failed: ${failureOf(error)}\n`);
     process.exitCode = 1;
   }
 }

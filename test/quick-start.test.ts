@@ -22,7 +22,10 @@ import { dirname, join } from 'node:path';
 
 const ROOT = join(__dirname, '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { staleReason } = require('../scripts/build.js') as { staleReason: (root: string) => string | undefined };
+const { main: buildMain, staleReason } = require('../scripts/build.js') as {
+  main: (args: string[], root?: string) => void;
+  staleReason: (root: string) => string | undefined;
+};
 
 /** The README's quick-start commands: the first fenced block under `## Quick start`, comments removed. */
 export function quickStartCommands(readme: string): string[] {
@@ -123,6 +126,37 @@ describe('the README quick start on a fresh clone', () => {
       utimesSync(join(tree, 'lib', 'index.ts'), later, later);
       expect(staleReason(tree)).toBe('lib is newer than dist/');
     } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it('a failed build says how its step ended: the exit status, or the signal that killed it silently', () => {
+    const tree = mkdtempSync(join(tmpdir(), 'mme-failing-build-'));
+    const written: string[] = [];
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const exitCode = process.exitCode;
+    try {
+      const tsc = join(tree, 'node_modules', 'typescript', 'bin', 'tsc');
+      mkdirSync(dirname(tsc), { recursive: true });
+      const failWith = (body: string) => {
+        writeFileSync(tsc, body);
+        written.length = 0;
+        process.exitCode = undefined;
+        buildMain(['--if-stale'], tree);
+        return { message: written.join(''), exitCode: process.exitCode };
+      };
+      const command = `Command failed: ${process.execPath} ${tsc} -p tsconfig.build.json`;
+      expect(failWith('process.exit(3);')).toEqual({ message: `mme-deploy: build failed: ${command} (exit 3)\n`, exitCode: 1 });
+      expect(failWith("process.kill(process.pid, 'SIGKILL');")).toEqual({
+        message: `mme-deploy: build failed: ${command} (killed by SIGKILL)\n`,
+        exitCode: 1,
+      });
+    } finally {
+      stderr.mockRestore();
+      process.exitCode = exitCode;
       rmSync(tree, { recursive: true, force: true });
     }
   });
