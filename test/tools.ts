@@ -104,16 +104,19 @@ export function probeTools(env: NodeJS.ProcessEnv = process.env): ToolInventory 
  * the same program without the shim. Undefined when `found` is itself a script a python runs, or nothing is there.
  */
 function consoleScriptOf(found: string, python: string): string | undefined {
-  const runByPython = (file: string) => {
-    try {
-      return /^#!\s*\S*\/python[\d.]*(\s|$)/.test(readFileSync(file, 'utf8').slice(0, 256));
-    } catch {
-      return false;
-    }
-  };
+  const runByPython = (file: string) => scriptPython(file) !== undefined;
   if (runByPython(found)) return undefined;
   const beside = join(dirname(python), basename(found));
   return beside !== found && onPath(basename(found), dirname(python)).length > 0 && runByPython(beside) ? beside : undefined;
+}
+
+/** The python a script's `#!` line names (`#!/path/to/python3`, what pip writes for a console script), or undefined. */
+export function scriptPython(file: string): string | undefined {
+  try {
+    return /^#!\s*(\/\S*\/python[\d.]*)(\s|$)/.exec(readFileSync(file, 'utf8').slice(0, 256))?.[1];
+  } catch {
+    return undefined;
+  }
 }
 
 function realDirectory(path: string): string {

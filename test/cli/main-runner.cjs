@@ -2,9 +2,9 @@
 // dist/ (the function the bundled CLI's entry calls), once per argument vector given as JSON in argv[2], one after the
 // other in this one process, each with its own captured stdout and stderr, and prints their results as one JSON
 // array. A vector given as {"cwd", "args"} runs in that directory (the process changes into it first), as a process
-// started there would. For tables of commands whose process matters only as the user it runs as (an unprivileged one), not for its
-// exit or its signals: one node start and one load of the modules for all of them. A rejection of main is reported
-// as the entry reports it (bin/mme-deploy.ts): an internal error, exit code 1.
+// started there would. For tables of commands whose process matters only as the user it runs as (an unprivileged
+// one), not for its exit or its signals: one node start and one load of the modules for all of them. A rejection of
+// main is reported as the entry reports it (bin/mme-deploy.ts): an internal error, exit code 1.
 'use strict';
 const { join } = require('node:path');
 

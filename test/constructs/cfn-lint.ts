@@ -24,7 +24,7 @@ import type { FSWatcher } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Socket } from 'node:net';
-import { findTools, missingMessage } from '../tools';
+import { findTools, missingMessage, scriptPython } from '../tools';
 
 /** The environment variable naming the run's directory of templates to lint (set by the global setup). */
 export const LINT_DIR_VARIABLE = 'MME_CFN_LINT_DIR';
@@ -321,13 +321,7 @@ export function takeEarlyStart(): CfnLintProcess | undefined {
 
 /** The python that runs `command` when it is a python console script (`#!/path/to/python`), else undefined. */
 function pythonOfScript(command: string): string | undefined {
-  let head: string;
-  try {
-    head = readFileSync(command, 'utf8').slice(0, 256);
-  } catch {
-    return undefined;
-  }
-  const python = /^#!(\/\S*\/python[\d.]*)[ \t]*\r?\n/.exec(head)?.[1];
+  const python = scriptPython(command);
   return python && existsSync(python) ? python : undefined;
 }
 
