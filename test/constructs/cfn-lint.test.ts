@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LINT_DIR_VARIABLE, lintRecordedTemplates, recordTemplate, startWhenRecorded, takeEarlyStart } from './cfn-lint';
 import type { CfnLintProcess } from './cfn-lint';
-import { itWithTools } from '../tools';
+import { itWithTools, scriptPython } from '../tools';
 
 
 const BROKEN_BUCKET = {
@@ -22,16 +22,22 @@ const TAGGED_DASHBOARD = {
   Resources: { Board: { Type: 'AWS::CloudWatch::Dashboard', Properties: { DashboardBody: '{}', Tags: [{ Key: 'a', Value: 'b' }] } } },
 };
 
-/** Runs `body` with the run's template directory set to a new one, as the global setup sets it. */
-async function withLintDir(body: (dir: string) => Promise<void>): Promise<void> {
+/**
+ * Runs `body` with the run's template directory set to a new one, as the global setup sets it, and cfn-lint's verdict
+ * cache in a new directory beside it (`cache`), so that every test here lints as a clean clone does.
+ */
+async function withLintDir(body: (dir: string, cache: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mme-lint-test-'));
-  const previous = process.env[LINT_DIR_VARIABLE];
+  const previous = { [LINT_DIR_VARIABLE]: process.env[LINT_DIR_VARIABLE], MME_CFN_LINT_CACHE: process.env.MME_CFN_LINT_CACHE };
   process.env[LINT_DIR_VARIABLE] = join(dir, 'templates');
+  process.env.MME_CFN_LINT_CACHE = join(dir, 'cache');
   try {
-    await body(join(dir, 'templates'));
+    await body(join(dir, 'templates'), join(dir, 'cache'));
   } finally {
-    if (previous === undefined) delete process.env[LINT_DIR_VARIABLE];
-    else process.env[LINT_DIR_VARIABLE] = previous;
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -81,6 +87,89 @@ describe('the cfn-lint harness', () => {
       expect(at('broken alarm').every((e) => / Resources\/Alarm/.test(e))).toBe(true);
       expect(at('tagged dashboard')).toEqual([]);
       expect(errors.length).toBe(at('broken bucket').length + at('broken alarm').length);
+    });
+  });
+
+  itWithTools('keeps its verdicts between runs: a run over templates it has seen starts no cfn-lint and reports the same errors',
+    { tools: ['cfn-lint'] }, async (found) => {
+      await withLintDir(async (dir, cache) => {
+        // cfn-lint's own script, run by a python that notes each start of the driver (DRIVER imports cfnlint.runner).
+        const python = join(dir, '..', 'python');
+        const starts = join(dir, '..', 'starts');
+        const real = scriptPython(found.paths['cfn-lint']!)!;
+        writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) echo driver >> ${starts};; esac\nexec ${real} "$@"\n`, {
+          mode: 0o755,
+        });
+        const command = join(dir, '..', 'cfn-lint');
+        writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
+        const driverStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
+        const run = async (templates: Record<string, unknown>, early: boolean) => {
+          rmSync(dir, { recursive: true, force: true });
+          const started = early ? startWhenRecorded(dir, command) : undefined;
+          for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
+          if (started) await started;
+          const errors = await lintRecordedTemplates(dir, command, 2, early ? takeEarlyStart() : undefined);
+          return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
+        };
+        const templates = { 'broken bucket': BROKEN_BUCKET, 'broken alarm': BROKEN_ALARM, 'tagged dashboard': TAGGED_DASHBOARD };
+        const first = await run(templates, false);
+        expect(driverStarts()).toBe(1);
+        expect(first.some((e) => e.startsWith('broken bucket: '))).toBe(true);
+        expect(first.some((e) => e.startsWith('broken alarm: '))).toBe(true);
+        expect(readdirSync(cache).filter((f) => f.endsWith('.json'))).toHaveLength(3);
+        // Seen: the same errors, from the cache, whether the templates come during the run or at its end.
+        expect(await run(templates, true)).toEqual(first);
+        expect(await run(templates, false)).toEqual(first);
+        expect(driverStarts()).toBe(1);
+        // A template it has not seen is linted; the kept verdicts still count.
+        const versioned = { Resources: { Bucket: { ...BROKEN_BUCKET.Resources.Bucket, Properties: {} } } };
+        const changed = await run({ ...templates, 'broken bucket': versioned }, true);
+        expect(driverStarts()).toBe(2);
+        expect(changed).toEqual(first.filter((e) => !e.startsWith('broken bucket: ')));
+        // Off: cfn-lint lints them all again.
+        process.env.MME_CFN_LINT_CACHE = 'off';
+        expect(await run(templates, false)).toEqual(first);
+        expect(driverStarts()).toBe(3);
+      });
+    });
+
+  itWithTools('keeps no verdict of a cfn-lint run that failed', { tools: ['cfn-lint'] }, async (found) => {
+    await withLintDir(async (dir, cache) => {
+      // The real python tells cfn-lint's version (so the cache is on); the driver is a stand-in that answers every
+      // request as cfn-lint answers when it fails itself (exit status 1, no findings), or dies before answering.
+      const answersFailure = [
+        'import json, os, sys',
+        'for line in sys.stdin:',
+        '    r = json.loads(line)',
+        '    if "file" in r:',
+        '        print(json.dumps({"file": r["file"], "status": 1, "output": "[]"}), flush=True)',
+        '        continue',
+        '    for i in range(len(r["shares"])):',
+        '        open(os.path.join(r["out"], "%d.json" % i), "w").write("[]")',
+        '    print(json.dumps({"statuses": [1] * len(r["shares"])}), flush=True)',
+        '    break',
+      ].join('\n');
+      const python = join(dir, '..', 'python');
+      const real = scriptPython(found.paths['cfn-lint']!)!;
+      const driver = join(dir, '..', 'driver.py');
+      writeFileSync(driver, answersFailure);
+      const command = join(dir, '..', 'cfn-lint');
+      writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
+      const driverIs = (body: string) =>
+        writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) ${body};; esac\nexec ${real} "$@"\n`, { mode: 0o755 });
+
+      driverIs(`exec ${real} ${driver}`);
+      const started = startWhenRecorded(dir, command);
+      recordTemplate('bucket', BROKEN_BUCKET); // linted while "the tests run"
+      await started;
+      const early = takeEarlyStart();
+      recordTemplate('alarm', BROKEN_ALARM); // left for the teardown's shares
+      await expect(lintRecordedTemplates(dir, command, 2, early)).rejects.toThrow(/cfn-lint failed \(exit 1\)/);
+      expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
+
+      driverIs('echo "no rules" >&2; exit 3');
+      await expect(lintRecordedTemplates(dir, command, 2)).rejects.toThrow(/cfn-lint failed \(exit 3\): no rules/);
+      expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
     });
   });
 

@@ -3,7 +3,8 @@
 // each distinct template once. Starting cfn-lint costs seconds (importing it and loading its rules: about 4 s of CPU),
 // so it starts once: when the first template is recorded (startWhenRecorded, from the global setup), a python imports
 // cfn-lint and lints each template as it comes, while the tests run; the global teardown waits for it and has it fork
-// the rest over the cores, each child running cfn-lint's own command line over its share.
+// the rest over the cores, each child running cfn-lint's own command line over its share. Verdicts are kept between
+// runs (verdictCache): a run over templates cfn-lint has already judged starts no cfn-lint.
 
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -177,9 +178,10 @@ for line in sys.stdin:
 `;
 
 /**
- * Starts cfn-lint: when `command` is a python console script (what pip installs), its python imports cfn-lint now and
- * lints what it is given (DRIVER); the process does not keep Node running until lint() waits for it. Otherwise (a
- * wrapper cfn-lint), each share is one plain cfn-lint run, started by lint().
+ * Starts cfn-lint: when `command` is a python console script (what pip installs), the verdicts kept from earlier runs
+ * answer for the templates they know (verdictCache), and for the first one they do not know its python imports cfn-lint
+ * and lints from then on what it is given (DRIVER); the process does not keep Node running until lint() waits for it.
+ * Otherwise (a wrapper cfn-lint), each share is one plain cfn-lint run, started by lint(), and nothing is kept.
  */
 export function startCfnLint(command: string): CfnLintProcess {
   const python = pythonOfScript(command);
@@ -191,6 +193,102 @@ export function startCfnLint(command: string): CfnLintProcess {
       stop: () => undefined,
     };
   }
+  const cache = verdictCache(python);
+  // The driver starts at the first template the cache has no verdict for: a run whose templates all have one starts none.
+  let started: Driver | undefined;
+  const driver = () => (started ??= startDriver(python));
+  const failed = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+  // Files added during the run are linted one at a time, so lint() finds at most one still in hand.
+  const queue: string[] = [];
+  const done = new Map<string, LintRun>();
+  let current: Promise<void> | undefined;
+  let failure: Error | undefined;
+  let stopped = false;
+  const next = () => {
+    const file = queue.shift();
+    if (file === undefined || stopped) {
+      current = undefined;
+      return;
+    }
+    const running = driver();
+    current = running.ask({ file }).then(
+      (answer) => {
+        const run = { status: answer.status as number, stdout: answer.output as string, stderr: running.stderr() };
+        done.set(file, run);
+        cache?.keep(file, run);
+        next();
+      },
+      (error) => {
+        failure = failed(error);
+        current = undefined;
+      },
+    );
+  };
+  const stop = () => {
+    stopped = true;
+    started?.end();
+  };
+  const lint = async (files: readonly string[], processes: number) => {
+    started?.ref();
+    stopped = true; // nothing more one at a time: what is left is shared out
+    await current;
+    if (failure) throw failure;
+    for (const file of files) {
+      const known = done.has(file) ? undefined : cache?.verdict(file);
+      if (known) done.set(file, known);
+    }
+    const shares = shareOut(files.filter((file) => !done.has(file)), processes);
+    const results = files.filter((file) => done.has(file)).map((file) => ({ ...done.get(file)!, files: [file] }));
+    if (shares.length === 0) {
+      started?.end();
+      return results;
+    }
+    const running = driver();
+    running.ref();
+    const out = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+    try {
+      const answer = await running.ask({ shares, out });
+      running.end();
+      const statuses = answer.statuses as number[];
+      const runs = shares.map((share, i) => {
+        const output = join(out, `${i}.json`);
+        const stdout = existsSync(output) ? readFileSync(output, 'utf8') : '';
+        return { status: statuses[i]!, stdout, stderr: running.stderr(), files: share };
+      });
+      for (const run of runs) cache?.keepEach(run.files, run);
+      return [...results, ...runs];
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  };
+  const added = new Set<string>(); // a file may be reported more than once (two workers renaming the same template)
+  const add = (file: string) => {
+    if (stopped || added.has(file)) return;
+    added.add(file);
+    const known = cache?.verdict(file);
+    if (known) {
+      done.set(file, known);
+      return;
+    }
+    queue.push(file);
+    if (!current) next();
+  };
+  return { add, lint, stop };
+}
+
+/** The python that runs DRIVER, started: requests in, one answer each, in order. */
+interface Driver {
+  ask(request: object): Promise<Record<string, unknown>>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
+  /** Keeps Node running until it ends (it does not while the tests run). */
+  ref(): void;
+  /** Ends its input: it exits once it has answered. */
+  end(): void;
+}
+
+function startDriver(python: string): Driver {
   const child = spawn(python, ['-c', DRIVER, ...lintOptions()], { stdio: ['pipe', 'pipe', 'pipe'] });
   const streams = [child.stdin, child.stdout, child.stderr] as unknown as Socket[];
   child.unref();
@@ -210,77 +308,117 @@ export function startCfnLint(command: string): CfnLintProcess {
     partial = lines.pop()!;
     for (const line of lines) waiting.shift()?.(JSON.parse(line) as Record<string, unknown>);
   });
-  const ask = (request: object) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      waiting.push(resolve);
-      child.stdin.write(`${JSON.stringify(request)}\n`);
-      void ended.then(({ status, error }) => reject(new Error(`cfn-lint failed (exit ${status}): ${stderr || error}`)));
-    });
-  const failed = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+  return {
+    ask: (request) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        waiting.push(resolve);
+        child.stdin.write(`${JSON.stringify(request)}\n`);
+        void ended.then(({ status, error }) => reject(new Error(`cfn-lint failed (exit ${status}): ${stderr || error}`)));
+      }),
+    stderr: () => stderr,
+    ref: () => {
+      child.ref();
+      for (const stream of streams) stream.ref();
+    },
+    end: () => child.stdin.end(),
+  };
+}
 
-  // Files added during the run are linted one at a time, so lint() finds at most one still in hand.
-  const queue: string[] = [];
-  const done = new Map<string, LintRun>();
-  let current: Promise<void> | undefined;
-  let failure: Error | undefined;
-  let stopped = false;
-  const next = () => {
-    const file = queue.shift();
-    if (file === undefined || stopped) {
-      current = undefined;
-      return;
-    }
-    current = ask({ file }).then(
-      (answer) => {
-        done.set(file, { status: answer.status as number, stdout: answer.output as string, stderr });
-        next();
-      },
-      (error) => {
-        failure = failed(error);
-        current = undefined;
-      },
-    );
-  };
-  const stop = () => {
-    stopped = true;
-    child.stdin.end();
-  };
-  const lint = async (files: readonly string[], processes: number) => {
-    child.ref();
-    for (const stream of streams) stream.ref();
-    stopped = true; // nothing more one at a time: what is left is shared out
-    await current;
-    if (failure) throw failure;
-    const shares = shareOut(files.filter((file) => !done.has(file)), processes);
-    const results = files.filter((file) => done.has(file)).map((file) => ({ ...done.get(file)!, files: [file] }));
-    if (shares.length === 0) {
-      child.stdin.end();
-      return results;
-    }
-    const out = mkdtempSync(join(tmpdir(), 'mme-cfn-lint-'));
+/**
+ * cfn-lint's verdicts kept between runs, as the protobuf oracle keeps protoc's: one file per template, named by a hash
+ * of cfn-lint's version, its options and the template's text, holding the exit status and the findings of cfn-lint run
+ * over that template alone, without their file name. The same cfn-lint, options and text give the same findings, so a
+ * run lints only the templates it has not seen, and a run that has seen them all starts no cfn-lint (the suite's 96
+ * templates take about 24 s of CPU, a tenth of the suite's). A run that failed is never kept. MME_CFN_LINT_CACHE=off
+ * turns it off and a path puts it there; a cfn-lint whose python cannot tell its version keeps none.
+ */
+function cacheDir(): string | undefined {
+  const setting = process.env.MME_CFN_LINT_CACHE;
+  if (setting === 'off') return undefined;
+  return setting || join(__dirname, '..', '..', 'node_modules', '.cache', 'mme-deploy-tests', 'cfn-lint');
+}
+
+interface VerdictCache {
+  /** The kept verdict on `file`, as a run of cfn-lint over it alone, or undefined. */
+  verdict(file: string): LintRun | undefined;
+  /** Keeps the verdict of a run over `file` alone. */
+  keep(file: string, run: LintRun): void;
+  /** Keeps the verdict on each of `files` from one run over all of them: its findings split by file. */
+  keepEach(files: readonly string[], run: LintRun): void;
+}
+
+interface KeptVerdict {
+  readonly status: number;
+  readonly findings: Array<Record<string, unknown>>;
+}
+
+/** Exit status bits by finding level (cfnlint/runner/cli.py's _exit, cfn-lint 1.51: informational 8, warning 4, error 2). */
+const LEVEL_BITS: Record<string, number> = { Informational: 8, Warning: 4, Error: 2 };
+
+function verdictCache(python: string): VerdictCache | undefined {
+  const dir = cacheDir();
+  if (!dir) return undefined;
+  const version = spawnSync(python, ['-c', "from importlib.metadata import version; print(version('cfn-lint'))"], {
+    encoding: 'utf8',
+  });
+  if (version.status !== 0 || !version.stdout.trim()) return undefined;
+  const prefix = `${version.stdout.trim()}\0${lintOptions().join('\0')}\0`;
+  const entry = (file: string) => {
     try {
-      const answer = await ask({ shares, out });
-      child.stdin.end();
-      const statuses = answer.statuses as number[];
-      return [
-        ...results,
-        ...shares.map((share, i) => {
-          const output = join(out, `${i}.json`);
-          return { status: statuses[i]!, stdout: existsSync(output) ? readFileSync(output, 'utf8') : '', stderr, files: share };
-        }),
-      ];
-    } finally {
-      rmSync(out, { recursive: true, force: true });
+      const text = readFileSync(file, 'utf8');
+      return join(dir, `${createHash('sha256').update(prefix + text).digest('hex').slice(0, 32)}.json`);
+    } catch {
+      return undefined;
     }
   };
-  const added = new Set<string>(); // a file may be reported more than once (two workers renaming the same template)
-  const add = (file: string) => {
-    if (stopped || added.has(file)) return;
-    added.add(file);
-    queue.push(file);
-    if (!current) next();
+  const write = (file: string, kept: KeptVerdict) => {
+    const at = entry(file);
+    if (!at) return;
+    mkdirSync(dir, { recursive: true });
+    const partial = `${at}.${process.pid}.partial`;
+    writeFileSync(partial, JSON.stringify(kept));
+    renameSync(partial, at);
   };
-  return { add, lint, stop };
+  const findingsOf = (run: LintRun) => {
+    if (run.status === null || (run.status & 1) !== 0) return undefined; // cfn-lint failed
+    try {
+      const findings = JSON.parse(run.stdout || '[]') as unknown;
+      return Array.isArray(findings) ? (findings as Array<Record<string, unknown>>) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const without = (finding: Record<string, unknown>) => {
+    const { Filename: _file, ...rest } = finding;
+    return rest;
+  };
+  return {
+    verdict: (file) => {
+      const at = entry(file);
+      if (!at) return undefined;
+      let kept: KeptVerdict;
+      try {
+        kept = JSON.parse(readFileSync(at, 'utf8')) as KeptVerdict;
+      } catch {
+        return undefined;
+      }
+      const findings = kept.findings.map((finding) => ({ ...finding, Filename: file }));
+      return { status: kept.status, stdout: JSON.stringify(findings), stderr: '' };
+    },
+    keep: (file, run) => {
+      const findings = findingsOf(run);
+      if (findings) write(file, { status: run.status!, findings: findings.map(without) });
+    },
+    keepEach: (files, run) => {
+      const findings = findingsOf(run);
+      if (!findings) return;
+      for (const file of files) {
+        const own = findings.filter((finding) => finding.Filename === file);
+        const status = own.reduce((bits, finding) => bits | (LEVEL_BITS[String(finding.Level)] ?? 0), 0);
+        write(file, { status, findings: own.map(without) });
+      }
+    },
+  };
 }
 
 /** What startWhenRecorded leaves for the teardown, on globalThis: the global setup and teardown share no module. */
