@@ -178,8 +178,9 @@ export class ExtractionVerdict {
     if (refusal) throw unsafeEntry(entry.path, refusal);
     // A later entry of the same name replaces a link, as in GNU tar (the last one wins): SageMaker would serve this
     // file, not what the link pointed to. Except a link whose target has a ".." segment: GNU tar makes it last, over
-    // whatever came later of that name (src/extract.c create_placeholder_file, apply_delayed_links; checked against
-    // GNU tar 1.34 in test/hostile/tar-agreement.test.ts).
+    // whatever came later of that name when that took the placeholder's inode number, as it usually does
+    // (praiskup/tar:src/extract.c:2040-2046, create_placeholder_file and apply_delayed_links; checked against GNU tar
+    // 1.34 in test/hostile/tar-agreement.test.ts, which says when the file stays instead).
     if (!posix.normalize(this.symlinks.get(entry.path) ?? '').split('/').includes('..')) this.symlinks.delete(entry.path);
     if (entry.type !== 'directory') this.files.add(entry.path);
     return 'entry';
