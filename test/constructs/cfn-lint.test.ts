@@ -126,10 +126,12 @@ describe('the cfn-lint harness', () => {
         const changed = await run({ ...templates, 'broken bucket': versioned }, true);
         expect(driverStarts()).toBe(2);
         expect(changed).toEqual(first.filter((e) => !e.startsWith('broken bucket: ')));
-        // Off: cfn-lint lints them all again.
+        // Off: cfn-lint is started for templates it has judged (here a driver that fails at once: it was started), and
+        // its python is started for nothing else (no version asked: no cache at all).
         process.env.MME_CFN_LINT_CACHE = 'off';
-        expect(await run(templates, false)).toEqual(first);
-        expect(driverStarts()).toBe(3);
+        writeFileSync(python, `#!/bin/sh\necho "$1" >> ${starts}.off\necho "started anyway" >&2\nexit 3\n`, { mode: 0o755 });
+        await expect(run(templates, false)).rejects.toThrow(/cfn-lint failed \(exit 3\): started anyway/);
+        expect(readFileSync(`${starts}.off`, 'utf8')).toBe('-c\n');
       });
     });
 
