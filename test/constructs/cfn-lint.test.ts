@@ -42,6 +42,20 @@ async function withLintDir(body: (dir: string, cache: string) => Promise<void>):
   }
 }
 
+/**
+ * A cfn-lint console script beside `dir` whose python runs `onDriver` (shell) where it would start the harness's driver
+ * (its code imports cfnlint.runner), and the python of the real `cfnLint` script for anything else (the version the
+ * cache asks for). Written again, it changes what the same script runs.
+ */
+function cfnLintWithDriver(dir: string, cfnLint: string, onDriver: string): { python: string; command: string } {
+  const python = join(dir, '..', 'python');
+  const command = join(dir, '..', 'cfn-lint');
+  const real = scriptPython(cfnLint)!;
+  writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) ${onDriver};; esac\nexec ${real} "$@"\n`, { mode: 0o755 });
+  writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
+  return { python, command };
+}
+
 describe('the cfn-lint harness', () => {
   const title = 'starts cfn-lint at the first recorded template and lints while the tests run, splits what is left over runs at '
     + 'once, reports real errors under every name that recorded them, and leaves out only the exact findings its schema lags on';
@@ -93,15 +107,9 @@ describe('the cfn-lint harness', () => {
   itWithTools('keeps its verdicts between runs: a run over templates it has seen starts no cfn-lint and reports the same errors',
     { tools: ['cfn-lint'] }, async (found) => {
       await withLintDir(async (dir, cache) => {
-        // cfn-lint's own script, run by a python that notes each start of the driver (DRIVER imports cfnlint.runner).
-        const python = join(dir, '..', 'python');
+        // cfn-lint's own script, run by a python that notes each start of the driver.
         const starts = join(dir, '..', 'starts');
-        const real = scriptPython(found.paths['cfn-lint']!)!;
-        writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) echo driver >> ${starts};; esac\nexec ${real} "$@"\n`, {
-          mode: 0o755,
-        });
-        const command = join(dir, '..', 'cfn-lint');
-        writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
+        const { python, command } = cfnLintWithDriver(dir, found.paths['cfn-lint']!, `echo driver >> ${starts}`);
         const driverStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
         const run = async (templates: Record<string, unknown>, early: boolean) => {
           rmSync(dir, { recursive: true, force: true });
@@ -151,16 +159,10 @@ describe('the cfn-lint harness', () => {
         '    print(json.dumps({"statuses": [1] * len(r["shares"])}), flush=True)',
         '    break',
       ].join('\n');
-      const python = join(dir, '..', 'python');
-      const real = scriptPython(found.paths['cfn-lint']!)!;
       const driver = join(dir, '..', 'driver.py');
       writeFileSync(driver, answersFailure);
-      const command = join(dir, '..', 'cfn-lint');
-      writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
-      const driverIs = (body: string) =>
-        writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) ${body};; esac\nexec ${real} "$@"\n`, { mode: 0o755 });
-
-      driverIs(`exec ${real} ${driver}`);
+      const real = scriptPython(found.paths['cfn-lint']!)!;
+      const { command } = cfnLintWithDriver(dir, found.paths['cfn-lint']!, `exec ${real} ${driver}`);
       const started = startWhenRecorded(dir, command);
       recordTemplate('bucket', BROKEN_BUCKET); // linted while "the tests run"
       await started;
@@ -169,7 +171,7 @@ describe('the cfn-lint harness', () => {
       await expect(lintRecordedTemplates(dir, command, 2, early)).rejects.toThrow(/cfn-lint failed \(exit 1\)/);
       expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
 
-      driverIs('echo "no rules" >&2; exit 3');
+      cfnLintWithDriver(dir, found.paths['cfn-lint']!, 'echo "no rules" >&2; exit 3');
       await expect(lintRecordedTemplates(dir, command, 2)).rejects.toThrow(/cfn-lint failed \(exit 3\): no rules/);
       expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
     });
