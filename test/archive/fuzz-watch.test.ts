@@ -5,15 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runWatched } from './fuzz-watch';
+import { procStat } from '../proc-stat';
 
 /** Whether a process runs: neither gone nor a zombie (one killed, its parent gone, waiting for init to reap it). */
 function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 let dir: string;

@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { procStat } from '../proc-stat';
 
 /**
  * The oracles' script: it reads case numbers on stdin and, for case <n>, runs GNU tar's verbose listing (into
@@ -143,18 +144,5 @@ export class OracleShell {
 
 /** The pids of a process's children, from /proc (Linux: GNU tar is what this fuzz needs anyway). */
 function childrenOf(parent: number): number[] {
-  const children: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    // pid (comm) state ppid ...: comm may hold spaces and parentheses, so the fields are read after its last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (ppid === parent) children.push(Number(name));
-  }
-  return children;
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name) && procStat(name)?.ppid === parent).map(Number);
 }
