@@ -6,6 +6,7 @@
 // read floor: a node process that only lists the repository and reads every file, synchronously (issue 23 item 8).
 // Target: validate within 1.5x of the floor. Every model.py there is the same file (a repository made from a template);
 // the same repository with a different model.py in each model is timed too.
+// Then one more run of each with every file-system call timed (bench/fs-time.js): how much of each is system calls.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
@@ -139,6 +140,14 @@ console.log(`  read floor:       ${pythonRepo.floor.toFixed(2)} s wall (best of 
 console.log(`  whole validate:   ${pythonRepo.validate.toFixed(2)} s wall (best of 3: ${seconds(pythonRepo.validates)})`);
 const ratio = pythonRepo.validate / pythonRepo.floor;
 console.log(`  validate / floor: ${ratio.toFixed(2)}x, target <= 1.5x -> ${ratio <= 1.5 ? 'met' : 'NOT met'}`);
+// Where the time goes: the file-system calls (node's wrappers included) against the rest (JavaScript, garbage
+// collection, waiting for the syntax check's python), from one more run of each with every call timed.
+console.log('  where the time goes (one more run each, every file-system call timed by bench/fs-time.js):');
+for (const [label, split] of Object.entries(pythonRepo.splits)) {
+  const rest = split.totalSeconds - split.fsSeconds;
+  console.log(`    ${label.padEnd(21)} ${split.fsSeconds.toFixed(2)} s in file-system calls, ${rest.toFixed(2)} s the rest ` +
+    `(${split.totalSeconds.toFixed(2)} s from the preload to exit; node's own start-up comes before)`);
+}
 // The model.py syntax check (on by default) streams every model.py to one python3 process, which parses while validate
 // reads and checks the models: what it adds beyond that overlap, apart.
 const checkOff = pythonRepo.validateNoSyntax / pythonRepo.floor;
@@ -148,6 +157,22 @@ const distinctRatio = pythonRepo.validateDistinct / pythonRepo.distinctFloor;
 console.log(`  each model.py different: read floor ${pythonRepo.distinctFloor.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinctFloors)}), validate ${pythonRepo.validateDistinct.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinct)}), ${distinctRatio.toFixed(2)}x`);
+
+/** A run of `node args` with bench/fs-time.js preloaded: its time in file-system calls and in all. */
+function timedCalls(args) {
+  const dir = mkdtempSync(join(tmpdir(), 'mme-bench-fs-time-'));
+  const file = join(dir, 'times.json');
+  try {
+    const result = spawnSync(process.execPath, ['-r', join(__dirname, 'fs-time.js'), ...args], {
+      env: { ...process.env, MME_BENCH_FS_TIME: file },
+      maxBuffer: 1 << 28,
+    });
+    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: exit ${result.status}, ${result.stderr}`);
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** Writes the python repository, times the read floor and validate (each best of 3, alternated), then removes it. */
 function pythonRepository() {
@@ -183,6 +208,11 @@ function pythonRepository() {
     validates.push(time([cli, 'validate', root, '--json']));
     noSyntax.push(time([cli, 'validate', root, '--json', '--no-python-syntax']));
   }
+  const splits = {
+    'read floor:': timedCalls(['-e', floorScript, root]),
+    'validate:': timedCalls([cli, 'validate', root, '--json']),
+    '--no-python-syntax:': timedCalls([cli, 'validate', root, '--json', '--no-python-syntax']),
+  };
   // The same repository with a different model.py in each model: python parses each one (it parses one source once
   // however many models hold it, as a repository made from a template does above).
   for (let n = 0; n < MODELS; n++) writeFileSync(join(root, `p${n}`, '1', 'model.py'), `# model ${n}\n${source}`);
@@ -195,7 +225,7 @@ function pythonRepository() {
   rmSync(root, { recursive: true, force: true });
   const best = (list) => Math.min(...list);
   return {
-    floors, validates, noSyntax, distinctFloors, distinct,
+    floors, validates, noSyntax, distinctFloors, distinct, splits,
     floor: best(floors), validate: best(validates), validateNoSyntax: best(noSyntax),
     distinctFloor: best(distinctFloors), validateDistinct: best(distinct),
   };
