@@ -1,8 +1,8 @@
 // Preloaded (`node -r bench/fs-time.js ...`) by bench/validate.js: times every synchronous file-system call the process
 // makes, and at exit writes to the file MME_BENCH_FS_TIME names how long they took in all, by function, beside the
 // process's time from this preload to its exit. Splits a command's time into its system calls (with node's own
-// wrappers around them) and the rest: JavaScript, garbage collection, waiting. Timing each call adds well under a
-// microsecond to it.
+// wrappers around them) and the rest: JavaScript, garbage collection, waiting. Timing adds about half a microsecond to
+// each call (the floor's 40,000 calls: 0.66-0.68 s with it, 0.64-0.65 s without).
 'use strict';
 const fs = require('node:fs');
 

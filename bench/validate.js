@@ -11,7 +11,7 @@
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { join } = require('node:path');
+const { basename, join } = require('node:path');
 const { built } = require('./measure');
 
 const cli = built('bin/mme-deploy.js');
@@ -158,22 +158,6 @@ console.log(`  each model.py different: read floor ${pythonRepo.distinctFloor.to
   `(best of 3: ${seconds(pythonRepo.distinctFloors)}), validate ${pythonRepo.validateDistinct.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinct)}), ${distinctRatio.toFixed(2)}x`);
 
-/** A run of `node args` with bench/fs-time.js preloaded: its time in file-system calls and in all. */
-function timedCalls(args) {
-  const dir = mkdtempSync(join(tmpdir(), 'mme-bench-fs-time-'));
-  const file = join(dir, 'times.json');
-  try {
-    const result = spawnSync(process.execPath, ['-r', join(__dirname, 'fs-time.js'), ...args], {
-      env: { ...process.env, MME_BENCH_FS_TIME: file },
-      maxBuffer: 1 << 28,
-    });
-    if (result.status !== 0) throw new Error(`${args.join(' ')} failed: exit ${result.status}, ${result.stderr}`);
-    return JSON.parse(readFileSync(file, 'utf8'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** Writes the python repository, times the read floor and validate (each best of 3, alternated), then removes it. */
 function pythonRepository() {
   const root = mkdtempSync(join(tmpdir(), 'mme-bench-python-'));
@@ -194,9 +178,9 @@ function pythonRepository() {
       }
     };
     walk(process.argv[1]);`;
-  const time = (args) => {
+  const time = (args, env = process.env) => {
     const begin = process.hrtime.bigint();
-    const result = spawnSync(process.execPath, args, { maxBuffer: 1 << 28 });
+    const result = spawnSync(process.execPath, args, { env, maxBuffer: 1 << 28 });
     if (result.status !== 0) throw new Error(`${args.join(' ')} failed: exit ${result.status}, ${result.stderr}`);
     return Number(process.hrtime.bigint() - begin) / 1e9;
   };
@@ -208,6 +192,16 @@ function pythonRepository() {
     validates.push(time([cli, 'validate', root, '--json']));
     noSyntax.push(time([cli, 'validate', root, '--json', '--no-python-syntax']));
   }
+  // A run of `node args` with bench/fs-time.js preloaded: its time in file-system calls and in all.
+  const timedCalls = (args) => {
+    const file = join(root, '..', `${basename(root)}-fs-time.json`);
+    try {
+      time(['-r', join(__dirname, 'fs-time.js'), ...args], { ...process.env, MME_BENCH_FS_TIME: file });
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } finally {
+      rmSync(file, { force: true });
+    }
+  };
   const splits = {
     'read floor:': timedCalls(['-e', floorScript, root]),
     'validate:': timedCalls([cli, 'validate', root, '--json']),
