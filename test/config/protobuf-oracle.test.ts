@@ -1,9 +1,18 @@
 // The protoc oracle reads many texts in one protoc run (protobuf-oracle.ts, answerAll): its answers must be the ones
 // protoc gives each text alone, also for texts that close or leave open the item they are batched in.
 
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MODEL_CONFIG_DESCRIPTOR } from '../../lib/config/model-config.descriptor';
 import { ORACLE_NEEDS, runOracle, runOracleAlone } from './protobuf-oracle';
 import { suiteFor } from '../tools';
+
+/** The record script's merge of what a run staged into a recording (scripts/record-oracle-answers.js). */
+const { merge, ORACLES } = require('../../scripts/record-oracle-answers.js') as {
+  merge: (oracle: { file: string }, dir: string, adding: boolean) => number | undefined;
+  ORACLES: Array<{ name: string; file: string }>;
+};
 
 const TEXTS = [
   'name: "a"',
@@ -48,4 +57,50 @@ suiteFor(ORACLE_NEEDS)('the protoc oracle', () => {
     expect(batched[13]!.error).toBe('input:2:15: Non-repeated field "max_batch_size" is specified multiple times.\nFailed to parse input.');
     expect(batched[4]!.value).toEqual({ name: 'b', max_batch_size: 4 });
   });
+
+  it('answers from a recording made by the same protoc, asks protoc again about some of it, and fails when protoc says otherwise',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'mme-protoc-recording-'));
+      const recording = join(dir, 'protoc-answers.json');
+      const variables = ['MME_PROTOBUF_ORACLE_CACHE', 'MME_PROTOBUF_ORACLE_RECORDING', 'MME_ORACLE_RECORD', 'MME_ORACLE_RECHECK'] as const;
+      const previous = variables.map((name) => process.env[name]);
+      let run = 0;
+      // Each call as on a clean clone: an empty cache, so only the recording or protoc answers.
+      const oracle = () => {
+        process.env.MME_PROTOBUF_ORACLE_CACHE = join(dir, `cache-${run++}`);
+        return runOracle(MODEL_CONFIG_DESCRIPTOR, TEXTS);
+      };
+      try {
+        process.env.MME_PROTOBUF_ORACLE_RECORDING = recording;
+        // Recorded as scripts/record-oracle-answers.js records: protoc asked about every text, the answers staged.
+        process.env.MME_ORACLE_RECORD = join(dir, 'stage');
+        const live = await oracle();
+        expect(merge({ ...ORACLES.find((o) => o.name === 'protoc')!, file: recording }, join(dir, 'stage', 'protoc'), false))
+          .toBe(TEXTS.length);
+        delete process.env.MME_ORACLE_RECORD;
+        process.env.MME_ORACLE_RECHECK = '0';
+        expect(await oracle()).toEqual(live);
+
+        // The answer comes from the recording: one it says otherwise is the answer, until protoc is asked again.
+        const text = readFileSync(recording, 'utf8');
+        expect(text.match(/"value":\{"name":"b",/g)).toHaveLength(1);
+        writeFileSync(recording, text.replace('"value":{"name":"b",', '"value":{"name":"recorded",'));
+        expect((await oracle())[4]!.value).toEqual({ name: 'recorded', max_batch_size: 4 });
+        process.env.MME_ORACLE_RECHECK = String(TEXTS.length);
+        await expect(oracle()).rejects.toThrow(
+          /^protoc's answer for this text differs from the one recorded in .*protoc-answers\.json:\nname: "b" max_batch_size: 4\n/,
+        );
+
+        // Recorded by another protoc: not used. Off: not used.
+        process.env.MME_ORACLE_RECHECK = '0';
+        writeFileSync(recording, text.replace(/"protoc": "[^"]*"/, '"protoc": "libprotoc 0.0.1"'));
+        expect(await oracle()).toEqual(live);
+        writeFileSync(recording, text.replace('"value":{"name":"b",', '"value":{"name":"recorded",'));
+        process.env.MME_PROTOBUF_ORACLE_RECORDING = 'off';
+        expect(await oracle()).toEqual(live);
+      } finally {
+        variables.forEach((name, i) => (previous[i] === undefined ? delete process.env[name] : (process.env[name] = previous[i])));
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 });

@@ -7,8 +7,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { FieldDescriptor, SchemaDescriptor } from '../../lib/config/descriptor';
+import { pickAtRandom, readRecording, recheckCount, recordingInto, stageAnswers } from '../oracle-recording';
 import { pythonWith, type Needs } from '../tools';
 
 /** What the oracle needs (test/tools.ts finds them, or skips or fails the suite by the one rule). */
@@ -96,18 +98,23 @@ json.dump(out, sys.stdout)
  * Where the oracle's answers are kept between runs: one file per .proto, mapping a hash of each text to protoc's
  * verdict. Same .proto and same text give the same answer, so a run asks protoc only about texts it has not seen
  * (about 700 protoc runs for the conformance suite's 1,400 texts otherwise: one per text it rejects, see answerAll).
- * MME_PROTOBUF_ORACLE_CACHE=off turns it off; a changed schema gets a new file.
+ * MME_PROTOBUF_ORACLE_CACHE=off turns it off and a path puts it there; a changed schema gets a new file.
  */
-const CACHE_DIR = join(__dirname, '..', '..', 'node_modules', '.cache', 'mme-protobuf-oracle');
+function cacheDir(): string | undefined {
+  const setting = process.env.MME_PROTOBUF_ORACLE_CACHE;
+  if (setting === 'off') return undefined;
+  return setting || join(__dirname, '..', '..', 'node_modules', '.cache', 'mme-protobuf-oracle');
+}
 
 let protocVersion: string | undefined;
 
 function cacheFile(proto: string): string | undefined {
-  if (process.env.MME_PROTOBUF_ORACLE_CACHE === 'off') return undefined;
+  const dir = cacheDir();
+  if (!dir) return undefined;
   // One `protoc --version` per process: the conformance suites call the oracle once per group of texts.
   protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
   const protoc = protocVersion;
-  return join(CACHE_DIR, `${createHash('sha256').update(`${protoc}\0${proto}`).digest('hex').slice(0, 32)}.json`);
+  return join(dir, `${createHash('sha256').update(`${protoc}\0${proto}`).digest('hex').slice(0, 32)}.json`);
 }
 
 function textKey(text: string): string {
@@ -125,26 +132,93 @@ function readCache(file: string | undefined): Record<string, OracleResult> {
 
 function writeCache(file: string | undefined, entries: Record<string, OracleResult>): void {
   if (!file) return;
-  mkdirSync(CACHE_DIR, { recursive: true });
+  mkdirSync(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify(entries));
   renameSync(temp, file);
 }
 
-/** protoc's verdict on each of `texts`: from the cache where it has one, otherwise by running protoc. */
+/**
+ * protoc's answers recorded in the repository (test/oracle-recording.ts): for the conformance texts, by the same text
+ * hash as the cache, under the protoc, the .proto and the python protobuf (which decodes what protoc encoded) that gave
+ * them. Used when all three are the ones here.
+ */
+export const RECORDING = join(__dirname, 'protoc-answers.json');
+
+/**
+ * The recording in use: MME_PROTOBUF_ORACLE_RECORDING names one or is `off`; by default RECORDING, unless the cache
+ * is set (off, or elsewhere: the oracle's own tests), which then turns it off too.
+ */
+function recordingFile(): string | undefined {
+  const setting = process.env.MME_PROTOBUF_ORACLE_RECORDING;
+  if (setting === 'off') return undefined;
+  return setting || (process.env.MME_PROTOBUF_ORACLE_CACHE === undefined ? RECORDING : undefined);
+}
+
+interface ProtocRecording {
+  readonly protoc: string;
+  readonly proto: string;
+  readonly decoder: string;
+  readonly answers: Readonly<Record<string, OracleResult>>;
+}
+
+/** Recorded answers each run asks protoc again about (test/oracle-recording.ts): one protoc batch's worth. */
+const RECHECKED = 16;
+
+/** What identifies the tools and schema behind an answer: protoc's version, the .proto's hash, the decoder's version. */
+function provenance(proto: string): Omit<ProtocRecording, 'answers'> {
+  protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const decoder = spawnSync(pythonWith(['google.protobuf']) ?? 'python3', ['-c', 'import google.protobuf as p; print(p.__version__)'], {
+    encoding: 'utf8',
+  }).stdout.trim();
+  return { protoc: protocVersion, proto: createHash('sha256').update(proto).digest('hex'), decoder: `python protobuf ${decoder}` };
+}
+
+/** The recorded answers for this .proto with the tools here, or none (no recording in use, other tools). */
+function recordedAnswers(file: string | undefined, proto: string): Readonly<Record<string, OracleResult>> {
+  const recording = file === undefined ? undefined : readRecording<ProtocRecording>(file);
+  if (!recording?.answers) return {};
+  const here = provenance(proto);
+  const same = recording.protoc === here.protoc && recording.proto === here.proto && recording.decoder === here.decoder;
+  return same ? recording.answers : {};
+}
+
+/**
+ * protoc's verdict on each of `texts`: from the cache where it has one, else from the recording, otherwise by running
+ * protoc. A few recorded answers are asked of protoc again each run; one that differs fails the run.
+ */
 export async function runOracle(schema: SchemaDescriptor, texts: readonly string[]): Promise<OracleResult[]> {
   const proto = protoFromDescriptor(schema);
-  const file = cacheFile(proto);
+  const recordingAt = recordingFile();
+  // Recording: protoc is asked about every text (no cache, no recording), and its answers are staged.
+  const recording = recordingAt === undefined ? undefined : recordingInto();
+  const file = recording ? undefined : cacheFile(proto);
   const cached = readCache(file);
+  const recorded = recording ? {} : recordedAnswers(recordingAt, proto);
   const keys = texts.map(textKey);
-  const missing = [...new Set(keys.filter((key) => !(key in cached)))];
-  if (missing.length > 0) {
-    const textOf = new Map(keys.map((key, i) => [key, texts[i]!]));
-    const fresh = await runProtoc(proto, missing.map((key) => textOf.get(key)!));
-    missing.forEach((key, i) => (cached[key] = fresh[i]!));
-    // Only this run's texts are kept, so the file never outgrows the tests that use it.
-    writeCache(file, Object.fromEntries(keys.map((key) => [key, cached[key]!])));
+  const unique = [...new Set(keys)];
+  const fromRecording = unique.filter((key) => !(key in cached) && key in recorded);
+  const missing = unique.filter((key) => !(key in cached) && !(key in recorded));
+  const rechecked = pickAtRandom(fromRecording, recheckCount(RECHECKED));
+  const asked = [...missing, ...rechecked];
+  const textOf = new Map(keys.map((key, i) => [key, texts[i]!]));
+  if (asked.length > 0) {
+    const fresh = await runProtoc(proto, asked.map((key) => textOf.get(key)!));
+    asked.forEach((key, i) => {
+      if (key in recorded && !isDeepStrictEqual(fresh[i], recorded[key])) {
+        throw new Error(
+          `protoc's answer for this text differs from the one recorded in ${recordingAt}:\n${textOf.get(key)}\n` +
+            `protoc now: ${JSON.stringify(fresh[i])}\nrecorded:   ${JSON.stringify(recorded[key])}\n` +
+            'Record the answers again (npm run record-oracle-answers) if protoc changed on purpose; otherwise the recording is wrong.',
+        );
+      }
+      cached[key] = fresh[i]!;
+    });
   }
+  for (const key of fromRecording) cached[key] ??= recorded[key]!;
+  // Only this run's texts are kept, so the file never outgrows the tests that use it.
+  if (missing.length + fromRecording.length > 0) writeCache(file, Object.fromEntries(keys.map((key) => [key, cached[key]!])));
+  if (recording) stageAnswers('protoc', { ...provenance(proto), answers: Object.fromEntries(keys.map((key) => [key, cached[key]!])) });
   return keys.map((key) => cached[key]!);
 }
 

@@ -5,6 +5,13 @@ import { LINT_DIR_VARIABLE, lintRecordedTemplates, recordTemplate, startWhenReco
 import type { CfnLintProcess } from './cfn-lint';
 import { itWithTools, scriptPython } from '../tools';
 
+/** The record script's merge of what a run staged into a recording (scripts/record-oracle-answers.js). */
+const { merge, ORACLES } = require('../../scripts/record-oracle-answers.js') as {
+  merge: (oracle: { file: string }, dir: string, adding: boolean) => number | undefined;
+  ORACLES: Array<{ name: string; file: string }>;
+};
+
+
 
 const BROKEN_BUCKET = {
   Resources: { Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } } },
@@ -142,6 +149,60 @@ describe('the cfn-lint harness', () => {
         expect(readFileSync(`${starts}.off`, 'utf8')).toBe('-c\n');
       });
     });
+
+  itWithTools('answers from the recording in the repository, asks cfn-lint again about one recorded template a run, and fails ' +
+    'when its verdict is not the recorded one', { tools: ['cfn-lint'] }, async (found) => {
+    await withLintDir(async (dir, cache) => {
+      const starts = join(dir, '..', 'starts');
+      const { command } = cfnLintWithDriver(dir, found.paths['cfn-lint']!, `echo driver >> ${starts}`);
+      const driverStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
+      const recording = join(dir, '..', 'cfn-lint-answers.json');
+      const stage = join(dir, '..', 'stage');
+      const run = async (templates: Record<string, unknown>) => {
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(cache, { recursive: true, force: true }); // a clean clone: nothing kept, only the recording
+        for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
+        const errors = await lintRecordedTemplates(dir, command, 2);
+        return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
+      };
+      const templates = { 'broken bucket': BROKEN_BUCKET, 'broken alarm': BROKEN_ALARM, 'tagged dashboard': TAGGED_DASHBOARD };
+      const variables = ['MME_CFN_LINT_RECORDING', 'MME_ORACLE_RECORD', 'MME_ORACLE_RECHECK'] as const;
+      const previous = variables.map((name) => process.env[name]);
+      try {
+        process.env.MME_CFN_LINT_RECORDING = recording;
+        // Recorded as scripts/record-oracle-answers.js records: cfn-lint judges each template, the verdicts are staged.
+        process.env.MME_ORACLE_RECORD = stage;
+        const live = await run(templates);
+        expect(driverStarts()).toBe(1);
+        expect(live.some((e) => e.startsWith('broken bucket: '))).toBe(true);
+        expect(merge({ ...ORACLES.find((o) => o.name === 'cfn-lint')!, file: recording }, join(stage, 'cfn-lint'), false)).toBe(3);
+        delete process.env.MME_ORACLE_RECORD;
+
+        // Only the recording: the same errors, and cfn-lint not started.
+        process.env.MME_ORACLE_RECHECK = '0';
+        expect(await run(templates)).toEqual(live);
+        expect(driverStarts()).toBe(1);
+        // One recorded template judged again: cfn-lint started, the same errors.
+        process.env.MME_ORACLE_RECHECK = '1';
+        expect(await run(templates)).toEqual(live);
+        expect(driverStarts()).toBe(2);
+
+        // A recording that says otherwise: used as it is when nothing is asked again, caught when something is.
+        const text = readFileSync(recording, 'utf8');
+        expect(text).not.toMatch(/"status":0/); // cfn-lint finds something in each: no verdict below is its own
+        writeFileSync(recording, text.replace(/"status":\d+,"findings":\[[^\n]*\]\}/g, '"status":0,"findings":[]}'));
+        process.env.MME_ORACLE_RECHECK = '0';
+        expect(await run(templates)).toEqual([]);
+        process.env.MME_ORACLE_RECHECK = '1';
+        await expect(run(templates)).rejects.toThrow(/cfn-lint's verdict on .* differs from the one recorded in .*cfn-lint-answers\.json/);
+        // Off: every template linted again.
+        process.env.MME_CFN_LINT_RECORDING = 'off';
+        expect(await run(templates)).toEqual(live);
+      } finally {
+        variables.forEach((name, i) => (previous[i] === undefined ? delete process.env[name] : (process.env[name] = previous[i])));
+      }
+    });
+  });
 
   itWithTools('keeps no verdict of a cfn-lint run that failed', { tools: ['cfn-lint'] }, async (found) => {
     await withLintDir(async (dir, cache) => {

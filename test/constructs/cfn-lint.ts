@@ -4,7 +4,8 @@
 // so it starts once: when the first template is recorded (startWhenRecorded, from the global setup), a python imports
 // cfn-lint and lints each template as it comes, while the tests run; the global teardown waits for it and has it fork
 // the rest over the cores, each child running cfn-lint's own command line over its share. Verdicts are kept between
-// runs (verdictCache): a run over templates cfn-lint has already judged starts no cfn-lint.
+// runs (verdictCache) and recorded in the repository (RECORDING): a run over templates cfn-lint has already judged
+// starts no cfn-lint but to ask it again about one recorded template.
 
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,6 +26,8 @@ import type { FSWatcher } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Socket } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
+import { pickAtRandom, readRecording, recheckCount, recordingInto, stageAnswers } from '../oracle-recording';
 import { findTools, missingMessage, scriptPython } from '../tools';
 
 /** The environment variable naming the run's directory of templates to lint (set by the global setup). */
@@ -201,7 +204,7 @@ export function startCfnLint(command: string): CfnLintProcess {
 
   // Files added during the run are linted one at a time, so lint() finds at most one still in hand.
   const queue: string[] = [];
-  const done = new Map<string, LintRun>();
+  const done = new Map<string, LintRun & { readonly recorded?: true }>();
   let current: Promise<void> | undefined;
   let failure: Error | undefined;
   let stopped = false;
@@ -237,6 +240,12 @@ export function startCfnLint(command: string): CfnLintProcess {
     for (const file of files) {
       const known = done.has(file) ? undefined : cache?.verdict(file);
       if (known) done.set(file, known);
+    }
+    // A few templates the recording answered are linted again (RECHECKED), to be compared with it.
+    const recorded = files.filter((file) => done.get(file)?.recorded);
+    for (const file of pickAtRandom(recorded, recheckCount(RECHECKED))) {
+      cache!.recheck(file);
+      done.delete(file);
     }
     const shares = shareOut(files.filter((file) => !done.has(file)), processes);
     const results = files.filter((file) => done.has(file)).map((file) => ({ ...done.get(file)!, files: [file] }));
@@ -339,8 +348,10 @@ function cacheDir(): string | undefined {
 }
 
 interface VerdictCache {
-  /** The kept verdict on `file`, as a run of cfn-lint over it alone, or undefined. */
-  verdict(file: string): LintRun | undefined;
+  /** The kept verdict on `file`, as a run of cfn-lint over it alone (`recorded`: from RECORDING), or undefined. */
+  verdict(file: string): (LintRun & { readonly recorded?: true }) | undefined;
+  /** Has the verdict cfn-lint gives `file` next (keep, keepEach) compared with the recorded one, which it must equal. */
+  recheck(file: string): void;
   /** Keeps the verdict of a run over `file` alone. */
   keep(file: string, run: LintRun): void;
   /** Keeps the verdict on each of `files` from one run over all of them: its findings split by file. */
@@ -355,29 +366,86 @@ interface KeptVerdict {
 /** Exit status bits by finding level (cfnlint/runner/cli.py's _exit, cfn-lint 1.51: informational 8, warning 4, error 2). */
 const LEVEL_BITS: Record<string, number> = { Informational: 8, Warning: 4, Error: 2 };
 
+/**
+ * cfn-lint's verdicts recorded in the repository (test/oracle-recording.ts), under the verdict cache's keys (a hash of
+ * cfn-lint's version, its options and the template): a clean clone lints only the templates they do not know. Used
+ * by default (recordingFile); each run has cfn-lint judge one recorded template again (RECHECKED), and a verdict that
+ * differs fails the run.
+ */
+export const RECORDING = join(__dirname, 'cfn-lint-answers.json');
+
+/**
+ * The recording in use: MME_CFN_LINT_RECORDING names one or is `off`; by default RECORDING, unless the cache is set
+ * (off, or elsewhere: the harness's own tests), which then turns it off too.
+ */
+function recordingFile(): string | undefined {
+  const setting = process.env.MME_CFN_LINT_RECORDING;
+  if (setting === 'off') return undefined;
+  return setting || (process.env.MME_CFN_LINT_CACHE === undefined ? RECORDING : undefined);
+}
+
+interface CfnLintRecording {
+  readonly verdicts: Readonly<Record<string, KeptVerdict>>;
+}
+
+/** Recorded verdicts each run asks cfn-lint about again: one costs cfn-lint's start, about 4 s of CPU. */
+const RECHECKED = 1;
+
 function verdictCache(python: string): VerdictCache | undefined {
   const dir = cacheDir();
-  if (!dir) return undefined;
+  const recordingAt = recordingFile();
+  // Recording: cfn-lint judges every template (no cache, no recording), and its verdicts are staged.
+  const recording = recordingAt === undefined ? undefined : recordingInto();
+  if (!dir && !recording) return undefined;
   const version = spawnSync(python, ['-c', "from importlib.metadata import version; print(version('cfn-lint'))"], {
     encoding: 'utf8',
   });
   if (version.status !== 0 || !version.stdout.trim()) return undefined;
   const prefix = `${version.stdout.trim()}\0${lintOptions().join('\0')}\0`;
-  const entry = (file: string) => {
+  const keyOf = (file: string) => {
     try {
-      const text = readFileSync(file, 'utf8');
-      return join(dir, `${createHash('sha256').update(prefix + text).digest('hex').slice(0, 32)}.json`);
+      return createHash('sha256').update(prefix + readFileSync(file, 'utf8')).digest('hex').slice(0, 32);
     } catch {
       return undefined;
     }
   };
+  const recorded = recording || recordingAt === undefined ? {} : (readRecording<CfnLintRecording>(recordingAt)?.verdicts ?? {});
+  /** Templates cfn-lint is asked about again, with their recorded verdicts. */
+  const rechecked = new Map<string, KeptVerdict>();
   const write = (file: string, kept: KeptVerdict) => {
-    const at = entry(file);
-    if (!at) return;
+    const key = keyOf(file);
+    if (!key) return;
+    const again = rechecked.get(file);
+    if (again && !isDeepStrictEqual(kept, again)) {
+      throw new Error(
+        `cfn-lint's verdict on ${file} differs from the one recorded in ${recordingAt}:\n` +
+          `cfn-lint now: ${JSON.stringify(kept)}\nrecorded:     ${JSON.stringify(again)}\n` +
+          'Record the verdicts again (npm run record-oracle-answers) if cfn-lint changed on purpose; otherwise the recording is wrong.',
+      );
+    }
+    if (recording) stageAnswers('cfn-lint', { cfnLint: version.stdout.trim(), options: lintOptions(), verdicts: { [key]: kept } });
+    if (!dir) return;
     mkdirSync(dir, { recursive: true });
+    const at = join(dir, `${key}.json`);
     const partial = `${at}.${process.pid}.partial`;
     writeFileSync(partial, JSON.stringify(kept));
     renameSync(partial, at);
+  };
+  const recordedOf = (key: string | undefined) => (key !== undefined && Object.hasOwn(recorded, key) ? recorded[key] : undefined);
+  /** The verdict kept here, else the recorded one (`recorded`), else undefined. */
+  const keptOf = (file: string): (KeptVerdict & { recorded?: true }) | undefined => {
+    if (recording || rechecked.has(file)) return undefined;
+    const key = keyOf(file);
+    if (!key) return undefined;
+    if (dir) {
+      try {
+        return JSON.parse(readFileSync(join(dir, `${key}.json`), 'utf8')) as KeptVerdict;
+      } catch {
+        // not kept here: the recording, or cfn-lint
+      }
+    }
+    const known = recordedOf(key);
+    return known && { ...known, recorded: true };
   };
   const findingsOf = (run: LintRun) => {
     if (run.status === null || (run.status & 1) !== 0) return undefined; // cfn-lint failed
@@ -394,16 +462,14 @@ function verdictCache(python: string): VerdictCache | undefined {
   };
   return {
     verdict: (file) => {
-      const at = entry(file);
-      if (!at) return undefined;
-      let kept: KeptVerdict;
-      try {
-        kept = JSON.parse(readFileSync(at, 'utf8')) as KeptVerdict;
-      } catch {
-        return undefined;
-      }
+      const kept = keptOf(file);
+      if (!kept) return undefined;
       const findings = kept.findings.map((finding) => ({ ...finding, Filename: file }));
-      return { status: kept.status, stdout: JSON.stringify(findings), stderr: '' };
+      return { status: kept.status, stdout: JSON.stringify(findings), stderr: '', ...(kept.recorded ? { recorded: true } : {}) };
+    },
+    recheck: (file) => {
+      const known = recordedOf(keyOf(file));
+      if (known) rechecked.set(file, known);
     },
     keep: (file, run) => {
       const findings = findingsOf(run);

@@ -1,0 +1,58 @@
+// Oracle answers recorded in the repository: what protoc and cfn-lint answered for the exact inputs the suite gives
+// them, keyed by the tool's version and a hash of the input, so that a clean clone (CI) asks the tools only about
+// inputs they have not answered yet. On a clean clone the two oracles took about 45 s of the suite's CPU (protoc ~850
+// runs, cfn-lint over ~100 templates), a sixth of all of it, for answers that only change when the inputs or the
+// tools do (issue 27).
+//
+// A recorded answer is never taken on trust alone: every run asks the tool again about a few recorded inputs, picked
+// at random (RECHECK_VARIABLE sets how many), and fails naming the input when the tool's answer is not the recorded
+// one. A new or changed input is asked live, as before; a tool of another version matches no recorded key.
+// `npm run record-oracle-answers` (scripts/record-oracle-answers.js) runs the suite with every oracle asked live and
+// writes the recordings anew from what the tools answered.
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Set by the record script to a directory: each oracle asks its tool about everything and stages the answers there. */
+export const RECORD_VARIABLE = 'MME_ORACLE_RECORD';
+/** How many recorded answers each oracle asks its tool again per run (a number; 0 turns the recheck off). */
+export const RECHECK_VARIABLE = 'MME_ORACLE_RECHECK';
+
+/** The staging directory when the suite runs to record, else undefined. */
+export function recordingInto(): string | undefined {
+  return process.env[RECORD_VARIABLE] || undefined;
+}
+
+/** The recorded answers in `file` (a recording's JSON object), or undefined when there is none or it is not JSON. */
+export function readRecording<T extends object>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+let staged = 0;
+
+/** Stages what one oracle call answered (record mode): the record script merges the staged files of a run. */
+export function stageAnswers(oracle: string, content: object): void {
+  const dir = recordingInto();
+  if (!dir) return;
+  mkdirSync(join(dir, oracle), { recursive: true });
+  writeFileSync(join(dir, oracle, `${process.pid}-${staged++}.json`), JSON.stringify(content));
+}
+
+/** How many recorded answers to ask again: RECHECK_VARIABLE, else `fallback`. */
+export function recheckCount(fallback: number): number {
+  const set = Number(process.env[RECHECK_VARIABLE]);
+  return process.env[RECHECK_VARIABLE] !== undefined && Number.isInteger(set) && set >= 0 ? set : fallback;
+}
+
+/** Up to `count` of `items`, picked at random (each run asks about others). */
+export function pickAtRandom<T>(items: readonly T[], count: number): T[] {
+  const pool = [...items];
+  const picked: T[] = [];
+  while (picked.length < count && pool.length > 0) picked.push(pool.splice(Math.floor(Math.random() * pool.length), 1)[0]!);
+  return picked;
+}
+
