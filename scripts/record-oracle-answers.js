@@ -104,15 +104,23 @@ function sameHeader(a, b) {
 }
 
 /**
- * The recording as JSON for review: the header fields, then one answer per line in key order, so that recording again
- * shows in a diff only the answers that changed.
+ * The recording as JSON for review: the header fields, then one answer per line in key order, each with its objects'
+ * keys sorted (python's protobuf lists a map field's keys in another order each run), so that recording again shows in
+ * a diff only the answers that changed.
  */
 function formatRecording(header, field, answers) {
   const lines = Object.entries(header).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
   const entries = Object.keys(answers)
     .sort()
-    .map((key) => `    ${JSON.stringify(key)}: ${JSON.stringify(answers[key])}`);
+    .map((key) => `    ${JSON.stringify(key)}: ${JSON.stringify(sortedKeys(answers[key]))}`);
   return `{\n${lines.join(',\n')},\n  ${JSON.stringify(field)}: {\n${entries.join(',\n')}\n  }\n}\n`;
+}
+
+/** `value` with every object's keys in sorted order (arrays keep theirs). */
+function sortedKeys(value) {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys(value[key])]));
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

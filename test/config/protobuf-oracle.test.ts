@@ -83,8 +83,9 @@ suiteFor(ORACLE_NEEDS)('the protoc oracle', () => {
 
         // The answer comes from the recording: one it says otherwise is the answer, until protoc is asked again.
         const text = readFileSync(recording, 'utf8');
-        expect(text.match(/"value":\{"name":"b",/g)).toHaveLength(1);
-        writeFileSync(recording, text.replace('"value":{"name":"b",', '"value":{"name":"recorded",'));
+        const b = '"value":{"max_batch_size":4,"name":"b"}';
+        expect(text.split(b)).toHaveLength(2);
+        writeFileSync(recording, text.replace(b, '"value":{"max_batch_size":4,"name":"recorded"}'));
         expect((await oracle())[4]!.value).toEqual({ name: 'recorded', max_batch_size: 4 });
         process.env.MME_ORACLE_RECHECK = String(TEXTS.length);
         await expect(oracle()).rejects.toThrow(
@@ -95,7 +96,7 @@ suiteFor(ORACLE_NEEDS)('the protoc oracle', () => {
         process.env.MME_ORACLE_RECHECK = '0';
         writeFileSync(recording, text.replace(/"protoc": "[^"]*"/, '"protoc": "libprotoc 0.0.1"'));
         expect(await oracle()).toEqual(live);
-        writeFileSync(recording, text.replace('"value":{"name":"b",', '"value":{"name":"recorded",'));
+        writeFileSync(recording, text.replace(b, '"value":{"max_batch_size":4,"name":"recorded"}'));
         process.env.MME_PROTOBUF_ORACLE_RECORDING = 'off';
         expect(await oracle()).toEqual(live);
       } finally {

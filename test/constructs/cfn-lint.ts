@@ -336,10 +336,11 @@ function startDriver(python: string): Driver {
 /**
  * cfn-lint's verdicts kept between runs, as the protobuf oracle keeps protoc's: one file per template, named by a hash
  * of cfn-lint's version, its options and the template's text, holding the exit status and the findings of cfn-lint run
- * over that template alone, without their file name. The same cfn-lint, options and text give the same findings, so a
- * run lints only the templates it has not seen, and a run that has seen them all starts no cfn-lint (the suite's 96
- * templates take about 24 s of CPU, a tenth of the suite's). A run that failed is never kept. MME_CFN_LINT_CACHE=off
- * turns it off and a path puts it there; a cfn-lint whose python cannot tell its version keeps none.
+ * over that template alone, without their file name (or the Ids made from it). The same cfn-lint, options and
+ * text give the same findings, so a run lints only the templates it has not seen, and a run that has seen them all
+ * starts no cfn-lint (the suite's 96 templates take about 24 s of CPU, a tenth of the suite's). A run that failed is
+ * never kept. MME_CFN_LINT_CACHE=off turns it off and a path puts it there; a cfn-lint whose python cannot tell its
+ * version keeps none.
  */
 function cacheDir(): string | undefined {
   const setting = process.env.MME_CFN_LINT_CACHE;
@@ -457,7 +458,9 @@ function verdictCache(python: string): VerdictCache | undefined {
     }
   };
   const without = (finding: Record<string, unknown>) => {
-    const { Filename: _file, ...rest } = finding;
+    // Id and ParentId are md5 hashes of the match with its file name (aws-cloudformation/cfn-lint:src/cfnlint/match.py:55
+    // in 1.51, Match.__post_init__): they say where the template was linted, not what cfn-lint found in it.
+    const { Filename: _file, Id: _id, ParentId: _parent, ...rest } = finding;
     return rest;
   };
   return {

@@ -21,8 +21,8 @@ describe('scripts/record-oracle-answers.js', () => {
   };
   const header = { protoc: 'libprotoc 3.21.12', proto: 'abc', decoder: 'python protobuf 4.21.12' };
 
-  it('writes the staged answers of a run, one per line in key order, replacing the recording or adding to it', () => {
-    stage('1-0.json', { ...header, answers: { b: { accepted: true, value: {} } } });
+  it('writes the staged answers one per line, keys sorted, replacing the recording or adding to it', () => {
+    stage('1-0.json', { ...header, answers: { b: { value: { parameters: { z: 1, a: [{ y: 2, b: 3 }] } }, accepted: true } } });
     stage('2-0.json', { ...header, answers: { a: { accepted: false, error: 'input:1:1: x' } } });
     expect(merge(protoc(), join(dir, 'stage'), false)).toBe(2);
     const written = readFileSync(join(dir, 'answers.json'), 'utf8');
@@ -32,7 +32,7 @@ describe('scripts/record-oracle-answers.js', () => {
       '  "decoder": "python protobuf 4.21.12",',
       '  "answers": {',
       '    "a": {"accepted":false,"error":"input:1:1: x"},',
-      '    "b": {"accepted":true,"value":{}}',
+      '    "b": {"accepted":true,"value":{"parameters":{"a":[{"b":3,"y":2}],"z":1}}}',
       '  }',
     ]);
     expect(JSON.parse(written).about).toMatch(/^protoc's verdict on each text/);
