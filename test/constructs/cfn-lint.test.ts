@@ -190,7 +190,9 @@ describe('the cfn-lint harness', () => {
         // A recording that says otherwise: used as it is when nothing is asked again, caught when something is.
         const text = readFileSync(recording, 'utf8');
         expect(text).not.toMatch(/"status":0/); // cfn-lint finds something in each: no verdict below is its own
-        writeFileSync(recording, text.replace(/"status":\d+,"findings":\[[^\n]*\]\}/g, '"status":0,"findings":[]}'));
+        const cleared = text.replace(/^( +"[0-9a-f]{32}": ).*?(,?)$/gm, '$1{"findings":[],"status":0}$2');
+        expect(cleared.match(/"status":0/g)).toHaveLength(3);
+        writeFileSync(recording, cleared);
         process.env.MME_ORACLE_RECHECK = '0';
         expect(await run(templates)).toEqual([]);
         process.env.MME_ORACLE_RECHECK = '1';
