@@ -153,20 +153,45 @@ describe('the cfn-lint harness', () => {
   itWithTools('answers from the recording in the repository, asks cfn-lint again about one recorded template a run, and fails ' +
     'when its verdict is not the recorded one', { tools: ['cfn-lint'] }, async (found) => {
     await withLintDir(async (dir, cache) => {
+      // A stand-in for the driver (no cfn-lint import, so no seconds of start-up): an error in each template, under an
+      // Id that differs each run, as cfn-lint's does (it hashes the file name in).
+      const standIn = [
+        'import json, os, sys, uuid',
+        'def findings(files):',
+        '    return [{"Filename": f, "Id": str(uuid.uuid4()), "Level": "Error", "Location": {"Path": ["Resources", "R"]},',
+        '             "Message": "stand-in", "ParentId": None, "Rule": {"Id": "E3030"}} for f in files]',
+        'for line in sys.stdin:',
+        '    r = json.loads(line)',
+        '    if "file" in r:',
+        '        print(json.dumps({"file": r["file"], "status": 2, "output": json.dumps(findings([r["file"]]))}), flush=True)',
+        '        continue',
+        '    for i, share in enumerate(r["shares"]):',
+        '        open(os.path.join(r["out"], "%d.json" % i), "w").write(json.dumps(findings(share)))',
+        '    print(json.dumps({"statuses": [2] * len(r["shares"])}), flush=True)',
+        '    break',
+      ].join('\n');
+      const driver = join(dir, '..', 'driver.py');
+      writeFileSync(driver, standIn);
       const starts = join(dir, '..', 'starts');
-      const { command } = cfnLintWithDriver(dir, found.paths['cfn-lint']!, `echo driver >> ${starts}`);
+      const real = scriptPython(found.paths['cfn-lint']!)!;
+      const { command } = cfnLintWithDriver(dir, found.paths['cfn-lint']!, `echo driver >> ${starts}; exec ${real} ${driver}`);
       const driverStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
       const recording = join(dir, '..', 'cfn-lint-answers.json');
       const stage = join(dir, '..', 'stage');
-      const run = async (templates: Record<string, unknown>) => {
+      // `early`: the templates come while the tests run and a recorded one is asked about again then (odds 1), or at the
+      // end (odds 0); else they all come at the end.
+      const run = async (templates: Record<string, unknown>, early?: 'odds 1' | 'odds 0') => {
+        process.env.MME_CFN_LINT_RECHECK_ODDS = early === 'odds 1' ? '1' : '0';
         rmSync(dir, { recursive: true, force: true });
         rmSync(cache, { recursive: true, force: true }); // a clean clone: nothing kept, only the recording
+        const started = early ? startWhenRecorded(dir, command) : undefined;
         for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
-        const errors = await lintRecordedTemplates(dir, command, 2);
+        if (started) await started;
+        const errors = await lintRecordedTemplates(dir, command, 2, early ? takeEarlyStart() : undefined);
         return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
       };
       const templates = { 'broken bucket': BROKEN_BUCKET, 'broken alarm': BROKEN_ALARM, 'tagged dashboard': TAGGED_DASHBOARD };
-      const variables = ['MME_CFN_LINT_RECORDING', 'MME_ORACLE_RECORD', 'MME_ORACLE_RECHECK'] as const;
+      const variables = ['MME_CFN_LINT_RECORDING', 'MME_ORACLE_RECORD', 'MME_ORACLE_RECHECK', 'MME_CFN_LINT_RECHECK_ODDS'] as const;
       const previous = variables.map((name) => process.env[name]);
       try {
         process.env.MME_CFN_LINT_RECORDING = recording;
@@ -174,7 +199,7 @@ describe('the cfn-lint harness', () => {
         process.env.MME_ORACLE_RECORD = stage;
         const live = await run(templates);
         expect(driverStarts()).toBe(1);
-        expect(live.some((e) => e.startsWith('broken bucket: '))).toBe(true);
+        expect(live).toEqual(['broken alarm: E3030 Resources/R', 'broken bucket: E3030 Resources/R', 'tagged dashboard: E3030 Resources/R']);
         expect(merge({ ...ORACLES.find((o) => o.name === 'cfn-lint')!, file: recording }, join(stage, 'cfn-lint'), false)).toBe(3);
         delete process.env.MME_ORACLE_RECORD;
 
@@ -186,20 +211,28 @@ describe('the cfn-lint harness', () => {
         process.env.MME_ORACLE_RECHECK = '1';
         expect(await run(templates)).toEqual(live);
         expect(driverStarts()).toBe(2);
+        expect(await run(templates, 'odds 1')).toEqual(live);
+        expect(await run(templates, 'odds 0')).toEqual(live);
+        expect(driverStarts()).toBe(4);
 
         // A recording that says otherwise: used as it is when nothing is asked again, caught when something is.
         const text = readFileSync(recording, 'utf8');
-        expect(text).not.toMatch(/"status":0/); // cfn-lint finds something in each: no verdict below is its own
+        expect(text).not.toMatch(/"status":0/); // an error in each: no verdict below is the driver's
         const cleared = text.replace(/^( +"[0-9a-f]{32}": ).*?(,?)$/gm, '$1{"findings":[],"status":0}$2');
         expect(cleared.match(/"status":0/g)).toHaveLength(3);
         writeFileSync(recording, cleared);
         process.env.MME_ORACLE_RECHECK = '0';
         expect(await run(templates)).toEqual([]);
         process.env.MME_ORACLE_RECHECK = '1';
-        await expect(run(templates)).rejects.toThrow(/cfn-lint's verdict on .* differs from the one recorded in .*cfn-lint-answers\.json/);
+        const differs = /cfn-lint's verdict on .* differs from the one recorded in .*cfn-lint-answers\.json/;
+        await expect(run(templates)).rejects.toThrow(differs);
+        await expect(run(templates, 'odds 1')).rejects.toThrow(differs);
+        await expect(run(templates, 'odds 0')).rejects.toThrow(differs);
+        expect(driverStarts()).toBe(7);
         // Off: every template linted again.
         process.env.MME_CFN_LINT_RECORDING = 'off';
         expect(await run(templates)).toEqual(live);
+        expect(driverStarts()).toBe(8);
       } finally {
         variables.forEach((name, i) => (previous[i] === undefined ? delete process.env[name] : (process.env[name] = previous[i])));
       }
