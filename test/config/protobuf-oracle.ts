@@ -168,11 +168,15 @@ const RECHECKED = 16;
 /** What identifies the tools and schema behind an answer: protoc's version, the .proto's hash, the decoder's version. */
 function provenance(proto: string): Omit<ProtocRecording, 'answers'> {
   protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const decoder = spawnSync(pythonWith(['google.protobuf']) ?? 'python3', ['-c', 'import google.protobuf as p; print(p.__version__)'], {
+  decoderVersion ??= spawnSync(pythonWith(['google.protobuf']) ?? 'python3', ['-c', 'import google.protobuf as p; print(p.__version__)'], {
     encoding: 'utf8',
   }).stdout.trim();
-  return { protoc: protocVersion, proto: createHash('sha256').update(proto).digest('hex'), decoder: `python protobuf ${decoder}` };
+  const hash = createHash('sha256').update(proto).digest('hex');
+  return { protoc: protocVersion, proto: hash, decoder: `python protobuf ${decoderVersion}` };
 }
+
+/** python protobuf's version, asked once per process. */
+let decoderVersion: string | undefined;
 
 /** The recorded answers for this .proto with the tools here, or none (no recording in use, other tools). */
 function recordedAnswers(file: string | undefined, proto: string): Readonly<Record<string, OracleResult>> {
