@@ -4,9 +4,10 @@
 // runs, cfn-lint over ~100 templates), a sixth of all of it, for answers that only change when the inputs or the
 // tools do (issue 27).
 //
-// A recorded answer is never taken on trust alone: every run asks the tool again about a few recorded inputs, picked
-// at random (RECHECK_VARIABLE sets how many), and fails naming the input when the tool's answer is not the recorded
-// one. A new or changed input is asked live, as before; a tool of another version matches no recorded key.
+// The recording is checked, not only trusted: every run asks the tool again about a few recorded inputs, picked at
+// random (RECHECK_VARIABLE sets how many), and fails naming the input when the tool's answer is not the recorded one
+// (with MME_ORACLE_RECHECK=100000 a run asks about them all). A new or changed input is asked live, as before; a tool
+// of another version matches no recorded key.
 // `npm run record-oracle-answers` (scripts/record-oracle-answers.js) runs the suite with every oracle asked live and
 // writes the recordings anew from what the tools answered.
 
@@ -21,6 +22,16 @@ export const RECHECK_VARIABLE = 'MME_ORACLE_RECHECK';
 /** The staging directory when the suite runs to record, else undefined. */
 export function recordingInto(): string | undefined {
   return process.env[RECORD_VARIABLE] || undefined;
+}
+
+/**
+ * The recording an oracle uses: the file `variable` names, none when it is `off`; by default `file`, unless the
+ * oracle's cache variable is set (off, or elsewhere: the oracle's own tests), which then turns it off too.
+ */
+export function recordingFile(variable: string, cacheVariable: string, file: string): string | undefined {
+  const setting = process.env[variable];
+  if (setting === 'off') return undefined;
+  return setting || (process.env[cacheVariable] === undefined ? file : undefined);
 }
 
 /** The recorded answers in `file` (a recording's JSON object), or undefined when there is none or it is not JSON. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { FieldDescriptor, SchemaDescriptor } from '../../lib/config/descriptor';
-import { pickAtRandom, readRecording, recheckCount, recordingInto, stageAnswers } from '../oracle-recording';
+import { pickAtRandom, readRecording, recheckCount, recordingFile, recordingInto, stageAnswers } from '../oracle-recording';
 import { pythonWith, type Needs } from '../tools';
 
 /** What the oracle needs (test/tools.ts finds them, or skips or fails the suite by the one rule). */
@@ -141,19 +141,10 @@ function writeCache(file: string | undefined, entries: Record<string, OracleResu
 /**
  * protoc's answers recorded in the repository (test/oracle-recording.ts): for the conformance texts, by the same text
  * hash as the cache, under the protoc, the .proto and the python protobuf (which decodes what protoc encoded) that gave
- * them. Used when all three are the ones here.
+ * them. Used when all three are the ones here; MME_PROTOBUF_ORACLE_RECORDING names another or is `off`, and setting
+ * MME_PROTOBUF_ORACLE_CACHE turns it off too (recordingFile).
  */
 export const RECORDING = join(__dirname, 'protoc-answers.json');
-
-/**
- * The recording in use: MME_PROTOBUF_ORACLE_RECORDING names one or is `off`; by default RECORDING, unless the cache
- * is set (off, or elsewhere: the oracle's own tests), which then turns it off too.
- */
-function recordingFile(): string | undefined {
-  const setting = process.env.MME_PROTOBUF_ORACLE_RECORDING;
-  if (setting === 'off') return undefined;
-  return setting || (process.env.MME_PROTOBUF_ORACLE_CACHE === undefined ? RECORDING : undefined);
-}
 
 interface ProtocRecording {
   readonly protoc: string;
@@ -193,7 +184,7 @@ function recordedAnswers(file: string | undefined, proto: string): Readonly<Reco
  */
 export async function runOracle(schema: SchemaDescriptor, texts: readonly string[]): Promise<OracleResult[]> {
   const proto = protoFromDescriptor(schema);
-  const recordingAt = recordingFile();
+  const recordingAt = recordingFile('MME_PROTOBUF_ORACLE_RECORDING', 'MME_PROTOBUF_ORACLE_CACHE', RECORDING);
   // Recording: protoc is asked about every text (no cache, no recording), and its answers are staged.
   const recording = recordingAt === undefined ? undefined : recordingInto();
   const file = recording ? undefined : cacheFile(proto);

@@ -91,6 +91,18 @@ function standInCfnLint(dir: string, cfnLint: string, starts: string): { python:
   return cfnLintWithDriver(dir, cfnLint, `echo driver >> ${starts}; exec ${scriptPython(cfnLint)!} ${driver}`);
 }
 
+/**
+ * Records `templates` in the run's directory `dir` and lints them with `command`: while they come (`early`, as
+ * startWhenRecorded does during the tests) or all at the end. The errors, as `name: rule path`, sorted.
+ */
+async function lintRun(dir: string, command: string, templates: Record<string, unknown>, early: boolean): Promise<string[]> {
+  const started = early ? startWhenRecorded(dir, command) : undefined;
+  for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
+  if (started) await started;
+  const errors = await lintRecordedTemplates(dir, command, 2, early ? takeEarlyStart() : undefined);
+  return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
+}
+
 describe('the cfn-lint harness', () => {
   const title = 'starts cfn-lint at the first recorded template and lints while the tests run, splits what is left over runs at '
     + 'once, reports real errors under every name that recorded them, and leaves out only the exact findings its schema lags on';
@@ -145,13 +157,9 @@ describe('the cfn-lint harness', () => {
         const starts = join(dir, '..', 'starts');
         const { python, command } = standInCfnLint(dir, found.paths['cfn-lint']!, starts);
         const driverStarts = () => (existsSync(starts) ? readFileSync(starts, 'utf8').split('\n').filter(Boolean).length : 0);
-        const run = async (templates: Record<string, unknown>, early: boolean) => {
+        const run = (templates: Record<string, unknown>, early: boolean) => {
           rmSync(dir, { recursive: true, force: true });
-          const started = early ? startWhenRecorded(dir, command) : undefined;
-          for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
-          if (started) await started;
-          const errors = await lintRecordedTemplates(dir, command, 2, early ? takeEarlyStart() : undefined);
-          return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
+          return lintRun(dir, command, templates, early);
         };
         const templates = { 'broken bucket': BROKEN_BUCKET, 'broken alarm': BROKEN_ALARM, 'tagged dashboard': TAGGED_DASHBOARD };
         const first = await run(templates, false);
@@ -187,15 +195,11 @@ describe('the cfn-lint harness', () => {
       const stage = join(dir, '..', 'stage');
       // `early`: the templates come while the tests run and a recorded one is asked about again then (odds 1), or at the
       // end (odds 0); else they all come at the end.
-      const run = async (templates: Record<string, unknown>, early?: 'odds 1' | 'odds 0') => {
+      const run = (templates: Record<string, unknown>, early?: 'odds 1' | 'odds 0') => {
         process.env.MME_CFN_LINT_RECHECK_ODDS = early === 'odds 1' ? '1' : '0';
         rmSync(dir, { recursive: true, force: true });
         rmSync(cache, { recursive: true, force: true }); // a clean clone: nothing kept, only the recording
-        const started = early ? startWhenRecorded(dir, command) : undefined;
-        for (const [name, template] of Object.entries(templates)) recordTemplate(name, template);
-        if (started) await started;
-        const errors = await lintRecordedTemplates(dir, command, 2, early ? takeEarlyStart() : undefined);
-        return errors.map((e) => `${e.template.replace(/ \[.*/, '')}: ${e.rule} ${e.path}`).sort();
+        return lintRun(dir, command, templates, early !== undefined);
       };
       const templates = { 'broken bucket': BROKEN_BUCKET, 'broken alarm': BROKEN_ALARM, 'tagged dashboard': TAGGED_DASHBOARD };
       const variables = ['MME_CFN_LINT_RECORDING', 'MME_ORACLE_RECORD', 'MME_ORACLE_RECHECK', 'MME_CFN_LINT_RECHECK_ODDS'] as const;

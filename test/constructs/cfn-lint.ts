@@ -27,7 +27,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { pickAtRandom, readRecording, recheckCount, recordingInto, stageAnswers } from '../oracle-recording';
+import { pickAtRandom, readRecording, recheckCount, recordingFile, recordingInto, stageAnswers } from '../oracle-recording';
 import { findTools, missingMessage, scriptPython } from '../tools';
 
 /** The environment variable naming the run's directory of templates to lint (set by the global setup). */
@@ -387,21 +387,11 @@ const LEVEL_BITS: Record<string, number> = { Informational: 8, Warning: 4, Error
 
 /**
  * cfn-lint's verdicts recorded in the repository (test/oracle-recording.ts), under the verdict cache's keys (a hash of
- * cfn-lint's version, its options and the template): a clean clone lints only the templates they do not know. Used
- * by default (recordingFile); each run has cfn-lint judge one recorded template again (RECHECKED), and a verdict that
- * differs fails the run.
+ * cfn-lint's version, its options and the template): a clean clone lints only the templates they do not know.
+ * MME_CFN_LINT_RECORDING names another or is `off`, and setting MME_CFN_LINT_CACHE turns it off too (recordingFile).
+ * Each run has cfn-lint judge one recorded template again (RECHECKED), and a verdict that differs fails the run.
  */
 export const RECORDING = join(__dirname, 'cfn-lint-answers.json');
-
-/**
- * The recording in use: MME_CFN_LINT_RECORDING names one or is `off`; by default RECORDING, unless the cache is set
- * (off, or elsewhere: the harness's own tests), which then turns it off too.
- */
-function recordingFile(): string | undefined {
-  const setting = process.env.MME_CFN_LINT_RECORDING;
-  if (setting === 'off') return undefined;
-  return setting || (process.env.MME_CFN_LINT_CACHE === undefined ? RECORDING : undefined);
-}
 
 interface CfnLintRecording {
   readonly verdicts: Readonly<Record<string, KeptVerdict>>;
@@ -421,7 +411,7 @@ function recheckOdds(): number {
 
 function verdictCache(python: string): VerdictCache | undefined {
   const dir = cacheDir();
-  const recordingAt = recordingFile();
+  const recordingAt = recordingFile('MME_CFN_LINT_RECORDING', 'MME_CFN_LINT_CACHE', RECORDING);
   // Recording: cfn-lint judges every template (no cache, no recording), and its verdicts are staged.
   const recording = recordingAt === undefined ? undefined : recordingInto();
   if (!dir && !recording) return undefined;
