@@ -13,6 +13,7 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MACHINE_PATH } from './machine-path';
 
 /** Set by the record script to a directory: each oracle asks its tool about everything and stages the answers there. */
 export const RECORD_VARIABLE = 'MME_ORACLE_RECORD';
@@ -45,12 +46,18 @@ export function readRecording<T extends object>(file: string): T | undefined {
 
 let staged = 0;
 
-/** Stages what one oracle call answered (record mode): the record script merges the staged files of a run. */
-export function stageAnswers(oracle: string, content: object): void {
+/**
+ * Stages what one oracle call answered (record mode): `header` (the tool's version and settings) and the `answers`
+ * under `field`, which the record script merges over a run. An answer that names an absolute path of one machine (an
+ * upstream config's engine directory, read by protoc) is left out: no tracked file names one (MACHINE_PATH), so
+ * that input is asked live each run.
+ */
+export function stageAnswers(oracle: string, header: object, field: string, answers: Record<string, unknown>): void {
   const dir = recordingInto();
   if (!dir) return;
+  const kept = Object.fromEntries(Object.entries(answers).filter(([, answer]) => !MACHINE_PATH.test(JSON.stringify(answer))));
   mkdirSync(join(dir, oracle), { recursive: true });
-  writeFileSync(join(dir, oracle, `${process.pid}-${staged++}.json`), JSON.stringify(content));
+  writeFileSync(join(dir, oracle, `${process.pid}-${staged++}.json`), JSON.stringify({ ...header, [field]: kept }));
 }
 
 /** How many recorded answers to ask again: RECHECK_VARIABLE, else `fallback`. */

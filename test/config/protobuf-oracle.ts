@@ -213,7 +213,7 @@ export async function runOracle(schema: SchemaDescriptor, texts: readonly string
   for (const key of fromRecording) cached[key] ??= recorded[key]!;
   // Only this run's texts are kept, so the file never outgrows the tests that use it.
   if (missing.length + fromRecording.length > 0) writeCache(file, Object.fromEntries(keys.map((key) => [key, cached[key]!])));
-  if (recording) stageAnswers('protoc', { ...provenance(proto), answers: Object.fromEntries(keys.map((key) => [key, cached[key]!])) });
+  if (recording) stageAnswers('protoc', provenance(proto), 'answers', Object.fromEntries(keys.map((key) => [key, cached[key]!])));
   return keys.map((key) => cached[key]!);
 }
 

@@ -441,7 +441,7 @@ function verdictCache(python: string): VerdictCache | undefined {
           'Record the verdicts again (npm run record-oracle-answers) if cfn-lint changed on purpose; otherwise the recording is wrong.',
       );
     }
-    if (recording) stageAnswers('cfn-lint', { cfnLint: version.stdout.trim(), options: lintOptions(), verdicts: { [key]: kept } });
+    if (recording) stageAnswers('cfn-lint', { cfnLint: version.stdout.trim(), options: lintOptions() }, 'verdicts', { [key]: kept });
     if (!dir) return;
     mkdirSync(dir, { recursive: true });
     const at = join(dir, `${key}.json`);
