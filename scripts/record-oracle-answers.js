@@ -2,8 +2,8 @@
 // Records what the suite's oracles answer (test/oracle-recording.ts): runs the suite under CI=true (every oracle's tool
 // required) with each oracle asking its tool about every input, then writes the answers the tools gave:
 // protoc's to test/config/protoc-answers.json, cfn-lint's to test/constructs/cfn-lint-answers.json. Run it after
-// changing the texts the conformance suite parses or the constructs' templates (or on a new protoc or cfn-lint), when
-// the run's summary says oracles were asked live; a clean clone then asks them about nothing it recorded.
+// changing the texts the conformance suite parses or the constructs' templates (or on a new protoc or cfn-lint): a clean
+// clone then asks the tools about nothing but the few recorded inputs each run checks again.
 //
 //   npm run record-oracle-answers               the whole suite; the recordings are replaced
 //   npm run record-oracle-answers -- <paths>    those test files; their answers are added to the recordings

@@ -7,12 +7,7 @@ import { join } from 'node:path';
 import { MODEL_CONFIG_DESCRIPTOR } from '../../lib/config/model-config.descriptor';
 import { ORACLE_NEEDS, runOracle, runOracleAlone } from './protobuf-oracle';
 import { suiteFor } from '../tools';
-
-/** The record script's merge of what a run staged into a recording (scripts/record-oracle-answers.js). */
-const { merge, ORACLES } = require('../../scripts/record-oracle-answers.js') as {
-  merge: (oracle: { file: string }, dir: string, adding: boolean) => number | undefined;
-  ORACLES: Array<{ name: string; file: string }>;
-};
+import { merge, ORACLES } from '../../scripts/record-oracle-answers';
 
 const TEXTS = [
   'name: "a"',

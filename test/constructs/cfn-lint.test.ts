@@ -4,14 +4,7 @@ import { join } from 'node:path';
 import { LINT_DIR_VARIABLE, lintRecordedTemplates, recordTemplate, startWhenRecorded, takeEarlyStart } from './cfn-lint';
 import type { CfnLintProcess } from './cfn-lint';
 import { itWithTools, scriptPython } from '../tools';
-
-/** The record script's merge of what a run staged into a recording (scripts/record-oracle-answers.js). */
-const { merge, ORACLES } = require('../../scripts/record-oracle-answers.js') as {
-  merge: (oracle: { file: string }, dir: string, adding: boolean) => number | undefined;
-  ORACLES: Array<{ name: string; file: string }>;
-};
-
-
+import { merge, ORACLES } from '../../scripts/record-oracle-answers';
 
 const BROKEN_BUCKET = {
   Resources: { Bucket: { Type: 'AWS::S3::Bucket', Properties: { VersioningConfiguration: { Status: 'Sometimes' } } } },

@@ -3,11 +3,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const { merge, ORACLES } = require('../../scripts/record-oracle-answers.js') as {
-  merge: (oracle: object, dir: string, adding: boolean) => number | undefined;
-  ORACLES: Array<{ name: string; file: string; header: string[]; field: string }>;
-};
+import { merge, ORACLES } from '../../scripts/record-oracle-answers';
 
 describe('scripts/record-oracle-answers.js', () => {
   let dir: string;
