@@ -50,23 +50,38 @@ const targetsOf = (names: string[]): LoadTarget[] => names.map((targetModel) => 
 
 describe('loadtest against the stand-in', () => {
   it("measures the hit ratio plan predicts for the same capacity and traffic, within the error it states", async () => {
-    standIn.loadMs = 50;
-    const run = await runCli([
-      // 160 requests/s over 12 models, 4 resident, 50 ms per load: requests for a model keep arriving while it loads.
-      // They are misses for the endpoint (ModelCacheHit: "the model was already loaded") and for plan alike, and they
-      // count among the requests that waited (ModelLoadingWaitTime), not among the loads (ModelLoadingTime).
-      // What decides the cache's behaviour is the number of requests that arrive during one load (rate × load time,
-      // 8 here), not the time scale: plan's simulation of evenly spaced requests gives the same figures for 80/s and
-      // 100 ms per load as for 160/s and 50 ms, so this runs 1,200 requests in 7.5 s rather than 15.
-      // Seed 4: plan's simulation of the very sequence it draws gives a hit ratio of 0.229, within one standard
-      // deviation of the mean over simulated runs (about 0.21 ± 0.05), so the margin is left to the stand-in's timing
-      // on a busy machine, not to the luck of the draw (seed 1's sequence gives 0.243).
-      'loadtest', '--endpoint', 'mme', ...MODELS, '--traffic', 'zipf:1', '--rate', '160', '--requests', '1200', '--seed', '4',
-      '--warmup', '0', '--resident', '4', '--metrics-wait', '0', '--yes', '--json',
-    ]);
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout);
+    // 160 requests/s over 12 models, 4 resident, 47 ms per load: requests for a model keep arriving while it loads.
+    // They are misses for the endpoint (ModelCacheHit: "the model was already loaded") and for plan alike, and they
+    // count among the requests that waited (ModelLoadingWaitTime), not among the loads (ModelLoadingTime).
+    // What decides the cache's behaviour is the number of requests that arrive during one load (rate × load time,
+    // 7.5 here), not the time scale: plan's simulation of evenly spaced requests gives the same figures for 80/s and
+    // 94 ms per load as for 160/s and 47 ms, so this runs 1,200 requests in 7.5 s rather than 15.
+    // Not 50 ms: that is exactly 8 gaps of 6.25 ms, so the request 50 ms after a miss arrives as the load ends, a hit
+    // or a miss by a fraction of a millisecond of timer jitter, where plan, given the measured 50.x ms, counts a miss.
+    // That tie alone put the stand-in's hit ratio 0.023 above plan's prediction on average over 13 seeds (0.237
+    // against 0.214, half the error stated), and plan's prediction jumps from 0.237 to 0.215 between 50.0 and 50.5 ms.
+    // At 47 ms (7.5 gaps) the stand-in's hit ratio equals plan's simulation of the same sequence to the third decimal
+    // for each of seeds 1 to 10. Seed 4: that sequence gives 0.252, against a prediction of 0.238 ± 0.051 (the mean
+    // over 30 other sequences), so the margin is left to the stand-in's timing on a busy machine, not to the draw.
+    // The prediction is for the traffic the client was told to send: a run whose requests left more than one gap
+    // (6.25 ms) late at p99 (a starved event loop, which bunches them) is run again, up to three runs in all, and the
+    // run that kept its schedule best is the one checked.
+    const gapMs = 1000 / 160;
+    // The JSON report, as the other tests here read it.
+    let report;
+    for (let attempt = 0; attempt < 3 && !(report && report.sendLag.p99 <= gapMs); attempt++) {
+      standIn.reset();
+      standIn.loadMs = 47;
+      const run = await runCli([
+        'loadtest', '--endpoint', 'mme', ...MODELS, '--traffic', 'zipf:1', '--rate', '160', '--requests', '1200',
+        '--seed', '4', '--warmup', '0', '--resident', '4', '--metrics-wait', '0', '--yes', '--json',
+      ]);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const ran = JSON.parse(run.stdout);
+      expect(ran.sendLag.count).toBe(1200);
+      if (!report || ran.sendLag.p99 < report.sendLag.p99) report = ran;
+    }
     expect(report.sent).toBe(1200);
     expect(report.overall.requests).toBe(1200);
     const { observed, prediction } = report.cache;
@@ -76,8 +91,8 @@ describe('loadtest against the stand-in', () => {
     expect(observed.waited).toBeGreaterThan(observed.loads);
     expect(observed.waited).toBe(observed.invocations - observed.hits);
     expect(observed.meanLoadWaitSeconds).toBeLessThan(observed.meanLoadSeconds);
-    // A load takes its 50 ms at least (more when the machine is busy); plan is given what it really took.
-    expect(observed.meanLoadSeconds).toBeGreaterThanOrEqual(0.05);
+    // A load takes its 47 ms at least (more when the machine is busy); plan is given what it really took.
+    expect(observed.meanLoadSeconds).toBeGreaterThanOrEqual(0.047);
     expect(report.coldSeconds).toBe(observed.meanLoadSeconds);
     // The error the output states: two standard deviations of the hit ratio over 30 simulated runs of this length.
     expect(prediction.runs).toBe(30);
