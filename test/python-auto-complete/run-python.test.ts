@@ -100,6 +100,38 @@ class TritonPythonModel:
     expect(report.diagnostics.find((d) => d.code === 'python-import')?.message).toContain('NO_SUCH_NAME');
   });
 
+  it('runs model.py with one OpenBLAS, OpenMP and MKL thread each unless the user set a number, alone or forked', async () => {
+    // auto_complete_config says what it was given, in its exception's words.
+    const threads = `import os
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+        raise RuntimeError("threads " + " ".join(os.environ.get(name, "unset") for name in names))
+`;
+    const said = async (models: string[]) => {
+      const files: RepoFiles = {};
+      for (const name of models) Object.assign(files, { [`${name}/config.pbtxt`]: 'backend: "python"', [`${name}/1/model.py`]: threads });
+      const report = await run(files);
+      return report.diagnostics.filter((d) => d.code === 'python-auto-complete').map((d) => /threads \w+ \w+ \w+/.exec(d.message)?.[0]);
+    };
+    const saved = process.env.OMP_NUM_THREADS;
+    try {
+      delete process.env.OMP_NUM_THREADS;
+      // One model runs in a python of its own; two are forked by the fork server.
+      expect(await said(['a'])).toEqual(['threads 1 1 1']);
+      expect(await said(['a', 'b'])).toEqual(['threads 1 1 1', 'threads 1 1 1']);
+      process.env.OMP_NUM_THREADS = '4';
+      expect(await said(['a'])).toEqual(['threads 1 4 1']);
+      expect(await said(['a', 'b'])).toEqual(['threads 1 4 1', 'threads 1 4 1']);
+    } finally {
+      if (saved === undefined) delete process.env.OMP_NUM_THREADS;
+      else process.env.OMP_NUM_THREADS = saved;
+    }
+  });
+
   it('reports a model.py that does not compile, an IndentationError too, as an error at its line', async () => {
     // A try/except whose except is indented one space off, as in a community model.py.
     const misindented = 'class TritonPythonModel:\n    def execute(self, requests):\n        try:\n            x = 1\n' +
