@@ -44,14 +44,16 @@ async function withLintDir(body: (dir: string, cache: string) => Promise<void>):
 
 /**
  * A cfn-lint console script beside `dir` whose python runs `onDriver` (shell) where it would start the harness's driver
- * (its code imports cfnlint.runner), and the python of the real `cfnLint` script for anything else (the version the
- * cache asks for). Written again, it changes what the same script runs.
+ * (its code imports cfnlint.runner), answers `version` when asked for cfn-lint's version (the key of the cache) if one is
+ * given, and runs the python of the real `cfnLint` script for anything else. Written again, it changes what the same
+ * script runs.
  */
-function cfnLintWithDriver(dir: string, cfnLint: string, onDriver: string): { python: string; command: string } {
+function cfnLintWithDriver(dir: string, cfnLint: string, onDriver: string, version?: string): { python: string; command: string } {
   const python = join(dir, '..', 'python');
   const command = join(dir, '..', 'cfn-lint');
   const real = scriptPython(cfnLint)!;
-  writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) ${onDriver};; esac\nexec ${real} "$@"\n`, { mode: 0o755 });
+  const onVersion = version === undefined ? '' : ` *importlib.metadata*) echo ${version}; exit 0;;`;
+  writeFileSync(python, `#!/bin/sh\ncase "$2" in *cfnlint.runner*) ${onDriver};;${onVersion} esac\nexec ${real} "$@"\n`, { mode: 0o755 });
   writeFileSync(command, `#!${python}\nfrom cfnlint.runner import main\nmain()\n`, { mode: 0o755 });
   return { python, command };
 }
@@ -59,7 +61,9 @@ function cfnLintWithDriver(dir: string, cfnLint: string, onDriver: string): { py
 /**
  * cfn-lint with a stand-in for the harness's driver (no cfn-lint import, so no seconds of start-up), for the tests of
  * what the harness does with verdicts: an error in each template but one whose resource has empty Properties, under an
- * Id that differs each run, as cfn-lint's does (it hashes the file name in). Each start is a line in `starts`.
+ * Id that differs each run, as cfn-lint's does (it hashes the file name in). Each start is a line in `starts`. Its
+ * version is a stand-in's too (no python started to read cfn-lint's, 0.12 s of CPU each time a run opens the cache),
+ * so its verdicts are kept under keys of their own.
  */
 function standInCfnLint(dir: string, cfnLint: string, starts: string): { python: string; command: string } {
   const standIn = [
@@ -81,7 +85,7 @@ function standInCfnLint(dir: string, cfnLint: string, starts: string): { python:
   ].join('\n');
   const driver = join(dir, '..', 'driver.py');
   writeFileSync(driver, standIn);
-  return cfnLintWithDriver(dir, cfnLint, `echo driver >> ${starts}; exec ${scriptPython(cfnLint)!} ${driver}`);
+  return cfnLintWithDriver(dir, cfnLint, `echo driver >> ${starts}; exec ${scriptPython(cfnLint)!} ${driver}`, '0.0.0-stand-in');
 }
 
 /**
