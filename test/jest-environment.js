@@ -8,7 +8,9 @@
 // load, 485 ms of munmap/madvise after the event loop was already empty, then the kill. No handle was left open
 // (process.getActiveResourcesInfo() showed only the worker's own pipes). process.exit() skips that teardown, so once
 // the worker's 'exit' event fires (its loop is empty: every test file has finished) it exits at once.
+const fs = require('node:fs');
 const { TestEnvironment } = require('jest-environment-node');
+const { noteCdkOutdirs } = require('./cdk-outdirs');
 const { afterTestFile, installCodeCache } = require('./code-cache');
 
 // Only in a jest worker (a forked child); a run in band is jest's own process, which exits as jest decides.
@@ -22,6 +24,9 @@ if (process.send && process.env.JEST_WORKER_ID) {
 // outside jest's mocks and fake timers). Never for the code under test, which must stay in the sandbox to be mocked.
 const WORKER_REQUIRE = Symbol.for('mme-deploy.workerRequire');
 
+// The directories aws-cdk-lib makes for Apps given no outdir, removed after each test file (test/cdk-outdirs.js).
+const cdkOutdirs = noteCdkOutdirs(fs);
+
 class Environment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
@@ -34,6 +39,7 @@ class Environment extends TestEnvironment {
   async teardown() {
     await super.teardown();
     afterTestFile();
+    cdkOutdirs.removeMade();
   }
 }
 

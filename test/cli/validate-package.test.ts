@@ -238,7 +238,11 @@ describe('mme-deploy package', () => {
     // A sibling whose name merely starts with the repository's name is outside.
     const sibling = `${repo}-archives`;
     mkdirSync(sibling);
-    expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
+    try {
+      expect((await runCli(['package', repo, '-o', join(sibling, 'net.tar.gz')])).code).toBe(0);
+    } finally {
+      rmSync(sibling, { recursive: true, force: true });
+    }
   });
 
   it(

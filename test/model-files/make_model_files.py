@@ -24,10 +24,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def compiled():
-    out = tempfile.mkdtemp(prefix="mme-protos-")
-    subprocess.run(["protoc", f"--proto_path={HERE}", f"--python_out={out}", "tensorflow_subset.proto"], check=True)
-    sys.path.insert(0, out)
-    import tensorflow_subset_pb2  # noqa: E402
+    # The generated module is imported from a directory of its own, removed once it is loaded.
+    with tempfile.TemporaryDirectory(prefix="mme-protos-") as out:
+        subprocess.run(["protoc", f"--proto_path={HERE}", f"--python_out={out}", "tensorflow_subset.proto"], check=True)
+        sys.path.insert(0, out)
+        try:
+            import tensorflow_subset_pb2  # noqa: E402
+        finally:
+            sys.path.remove(out)
 
     return tensorflow_subset_pb2
 

@@ -8,7 +8,7 @@ import { pythonWith, suiteFor } from '../tools';
 import { loadRepository } from '../../lib/repository/validate';
 import { checkOnnxModel } from '../../lib/repository/onnx-rules';
 import { makeRepo, removeRepos, RepoFiles } from './repo-builder';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const python = pythonWith(['onnx', 'numpy']);
@@ -58,13 +58,17 @@ afterAll(removeRepos);
 suiteFor({ python: ['onnx', 'numpy'] })("Triton's onnxruntime backend, offline", () => {
   beforeAll(() => {
     const dir = mkdtempSync(join(tmpdir(), 'mme-onnx-rules-'));
-    const jobs = Object.fromEntries(Object.entries(specs).map(([k, s]) => [join(dir, `${k}.onnx`), s]));
-    const run = spawnSync(python!, [join(__dirname, '..', 'real-world', 'make_onnx.py')], {
-      input: JSON.stringify(jobs),
-      encoding: 'utf8',
-    });
-    if (run.status !== 0) throw new Error(run.stderr);
-    for (const key of Object.keys(specs)) onnx[key] = readFileSync(join(dir, `${key}.onnx`));
+    try {
+      const jobs = Object.fromEntries(Object.entries(specs).map(([k, s]) => [join(dir, `${k}.onnx`), s]));
+      const run = spawnSync(python!, [join(__dirname, '..', 'real-world', 'make_onnx.py')], {
+        input: JSON.stringify(jobs),
+        encoding: 'utf8',
+      });
+      if (run.status !== 0) throw new Error(run.stderr);
+      for (const key of Object.keys(specs)) onnx[key] = readFileSync(join(dir, `${key}.onnx`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   async function check(config: string | undefined, model: keyof typeof specs | Buffer, extra: RepoFiles = {}) {
