@@ -1,6 +1,7 @@
 // The test environment: jest's node environment, plus a quick exit for the jest worker that loads it, V8's code cache
-// for the modules every test file of the worker compiles again (test/code-cache.js), and Node's own require for the
-// modules the tests' fixtures load once per worker.
+// for the modules every test file of the worker compiles again (test/code-cache.js), Node's own require for the
+// modules the tests' fixtures load once per worker, and the removal of the output directories aws-cdk-lib made for the
+// test file's Apps (test/cdk-outdirs.js).
 //
 // A worker ends when jest tells it to by leaving its event loop empty; jest waits 500 ms for that, then kills it and
 // reports "A worker process has failed to exit gracefully". A worker that ran the AWS SDK or aws-cdk-lib holds a

@@ -157,8 +157,9 @@ function later(a: number[], b: number[]): boolean {
 
 /**
  * The registry's tarball of `release` as npm's cache holds it, or undefined: cacache keeps a tarball under the hex
- * digest of its integrity (npm/cacache:lib/content/path.js, content-v2/<algorithm>/<2 hex>/<2 hex>/<rest>), in the
- * cache npm uses (npm_config_cache, else ~/.npm, npm's default on Linux and macOS). Its digest is checked here.
+ * digest of its integrity, content-v2/<algorithm>/<2 hex>/<2 hex>/<rest> (npm/cacache:lib/content/path.js:15), in
+ * `_cacache` of npm's cache directory: npm_config_cache, else ~/.npm on Linux and macOS
+ * (npm/cli:workspaces/config/lib/definitions/definitions.js:85 and :429). Its digest is checked here.
  */
 function cachedTarball(release: Release): string | undefined {
   const match = /^(sha512)-([A-Za-z0-9+/]+=*)$/.exec(release.integrity ?? '');
