@@ -63,13 +63,14 @@ describe('loadtest against the stand-in', () => {
     // At 47 ms (7.5 gaps) the stand-in's hit ratio equals plan's simulation of the same sequence to the third decimal
     // for each of seeds 1 to 10. Seed 4: that sequence gives 0.252, against a prediction of 0.238 ± 0.051 (the mean
     // over 30 other sequences), so the margin is left to the stand-in's timing on a busy machine, not to the draw.
-    // The prediction is for the traffic the client was told to send: a run whose requests left more than one gap
-    // (6.25 ms) late at p99 (a starved event loop, which bunches them) is run again, up to three runs in all, and the
-    // run that kept its schedule best is the one checked.
-    const gapMs = 1000 / 160;
+    // The prediction is for the traffic the client was told to send: a run whose requests left more than half a load
+    // (23.5 ms) late at p99 (a starved event loop, which bunches them) is run again, up to three runs in all, and the
+    // run that kept its schedule best is the one checked. Six runs within the whole suite: p99 lags of 12-23 ms were
+    // 0.25-0.28 of the error from plan (0.26 on a quiet machine), 39-63 ms were 0.69-0.82.
+    const keptMs = 47 / 2;
     // The JSON report, as the other tests here read it.
     let report;
-    for (let attempt = 0; attempt < 3 && !(report && report.sendLag.p99 <= gapMs); attempt++) {
+    for (let attempt = 0; attempt < 3 && !(report && report.sendLag.p99 <= keptMs); attempt++) {
       standIn.reset();
       standIn.loadMs = 47;
       const run = await runCli([
