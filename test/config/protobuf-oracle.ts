@@ -108,13 +108,15 @@ function cacheDir(): string | undefined {
 
 let protocVersion: string | undefined;
 
+/** protoc's version, asked once per process: the conformance suites call the oracle once per group of texts. */
+function protocVersionHere(): string {
+  return (protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim());
+}
+
 function cacheFile(proto: string): string | undefined {
   const dir = cacheDir();
   if (!dir) return undefined;
-  // One `protoc --version` per process: the conformance suites call the oracle once per group of texts.
-  protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const protoc = protocVersion;
-  return join(dir, `${createHash('sha256').update(`${protoc}\0${proto}`).digest('hex').slice(0, 32)}.json`);
+  return join(dir, `${createHash('sha256').update(`${protocVersionHere()}\0${proto}`).digest('hex').slice(0, 32)}.json`);
 }
 
 function textKey(text: string): string {
@@ -158,12 +160,11 @@ const RECHECKED = 16;
 
 /** What identifies the tools and schema behind an answer: protoc's version, the .proto's hash, the decoder's version. */
 function provenance(proto: string): Omit<ProtocRecording, 'answers'> {
-  protocVersion ??= spawnSync('protoc', ['--version'], { encoding: 'utf8' }).stdout.trim();
   decoderVersion ??= spawnSync(pythonWith(['google.protobuf']) ?? 'python3', ['-c', 'import google.protobuf as p; print(p.__version__)'], {
     encoding: 'utf8',
   }).stdout.trim();
   const hash = createHash('sha256').update(proto).digest('hex');
-  return { protoc: protocVersion, proto: hash, decoder: `python protobuf ${decoderVersion}` };
+  return { protoc: protocVersionHere(), proto: hash, decoder: `python protobuf ${decoderVersion}` };
 }
 
 /** python protobuf's version, asked once per process. */

@@ -162,14 +162,13 @@ function later(a: number[], b: number[]): boolean {
  * (npm/cli:workspaces/config/lib/definitions/definitions.js:85 and :429). Its digest is checked here.
  */
 function cachedTarball(release: Release): string | undefined {
-  const match = /^(sha512)-([A-Za-z0-9+/]+=*)$/.exec(release.integrity ?? '');
-  if (!match) return undefined;
-  const [, algorithm, digest] = match as unknown as [string, string, string];
+  const digest = /^sha512-([A-Za-z0-9+/]+=*)$/.exec(release.integrity ?? '')?.[1];
+  if (digest === undefined) return undefined;
   const hex = Buffer.from(digest, 'base64').toString('hex');
   const cache = process.env.npm_config_cache || join(homedir(), '.npm');
-  const file = join(cache, '_cacache', 'content-v2', algorithm, hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+  const file = join(cache, '_cacache', 'content-v2', 'sha512', hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
   try {
-    return createHash(algorithm).update(readFileSync(file)).digest('hex') === hex ? file : undefined;
+    return createHash('sha512').update(readFileSync(file)).digest('hex') === hex ? file : undefined;
   } catch {
     return undefined; // not in the cache
   }
