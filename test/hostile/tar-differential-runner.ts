@@ -89,6 +89,7 @@ async function judge(fuzz: DifferentialCase, dir: string, tools: Promise<ToolSta
   return {
     ours: { ...read, extracted, ...(extractError === undefined ? {} : { extractError }) },
     gnuList: { ok: list === 0, entries: list === 0 ? gnuListing(readFileSync(join(dir, 'list'), 'latin1')) : [] },
+    // Not run (undefined) only when GNU tar's listing refused and bsdtar's accepted: refusing then changes nothing.
     gnuExtract: extract === 0,
     bsdList: bsd === 0,
   };

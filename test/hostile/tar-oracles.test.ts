@@ -2,7 +2,9 @@
 // a tool that never ends stopped after its timeout and counted as refusing, the next tools still run.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync, closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileMember, gzipOf, tarOf } from '../archive/crafted-archives';
@@ -82,6 +84,33 @@ describe('a tool that never ends', () => {
     // 143: 128 + SIGTERM's number, as the shell reports a command a signal ended.
     expect(await shell.statuses(0)).toEqual({ list: 143, extract: 0, bsd: 3 });
     expect(await shell.statuses(1)).toEqual({ list: 143, extract: 0, bsd: 3 });
+    expect(readFileSync(join(dir, 'cases', '1', 'gnu', 'marker'), 'utf8')).toBe('extracted\n');
+  });
+});
+
+describe('the extraction', () => {
+  it('is not run when GNU tar lists a case as refused and bsdtar accepts it (no verdict reads it), and is otherwise', async () => {
+    // Stand-ins on PATH: GNU tar's listing refuses case 0 and accepts case 1, its extraction marks the case it runs on;
+    // bsdtar accepts both.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'tar'),
+      '#!/bin/sh\ncase " $* " in *" -tvzf "*"/0/case.tar.gz "*) exit 2 ;; *" -tvzf "*) exit 0 ;; esac\n' +
+        'echo extracted >"$4/marker"\n',
+    );
+    writeFileSync(join(bin, 'bsdtar'), '#!/bin/sh\nexit 0\n');
+    chmodSync(join(bin, 'tar'), 0o755);
+    chmodSync(join(bin, 'bsdtar'), 0o755);
+    writeCase(0, Buffer.from('case 0'));
+    writeCase(1, Buffer.from('case 1'));
+
+    shell = new OracleShell(join(dir, 'cases'), 60_000, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
+    shell.send(0);
+    shell.send(1);
+    expect(await shell.statuses(0)).toEqual({ list: 2, extract: undefined, bsd: 0 });
+    expect(existsSync(join(dir, 'cases', '0', 'gnu', 'marker'))).toBe(false);
+    expect(await shell.statuses(1)).toEqual({ list: 0, extract: 0, bsd: 0 });
     expect(readFileSync(join(dir, 'cases', '1', 'gnu', 'marker'), 'utf8')).toBe('extracted\n');
   });
 });
