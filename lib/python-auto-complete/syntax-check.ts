@@ -155,7 +155,8 @@ def syntax_verdicts(feature, sources):
  * The request on stdin: a line `<major> <minor>`, then each file as a line `<name bytes> <source bytes>` followed by
  * the name and the source, raw (no JSON or base64 to decode per file). The answer is JSON, written without the json
  * module, whose import (its regular expressions compiled) took 15 ms of CPU of a 36 ms start (pyenv python 3.11, perf
- * stat over 30 starts); with ast and tokenize not imported either (SYNTAX_VERDICTS), the checker starts in ~23 ms.
+ * stat over 30 starts). With ast and tokenize not imported either (SYNTAX_VERDICTS), a check of one file costs ~30 ms
+ * of CPU, 55 ms before, against 23-25 ms for a bare start (bench/python-syntax-start.js).
  */
 const CHECKER = `
 import sys
