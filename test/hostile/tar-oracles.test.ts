@@ -60,27 +60,31 @@ suiteUnless(notGnu)('the oracles on real archives', () => {
   });
 });
 
+/**
+ * A shell whose PATH finds stand-ins for `tar` and `bsdtar` first (shell scripts), with cases 0 and 1 written and sent.
+ */
+function standInShell(tar: string, bsdtar: string, toolTimeoutMs: number): OracleShell {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  for (const [name, script] of [['tar', tar], ['bsdtar', bsdtar]] as const) {
+    writeFileSync(join(bin, name), `#!/bin/sh\n${script}`);
+    chmodSync(join(bin, name), 0o755);
+  }
+  writeCase(0, Buffer.from('case 0'));
+  writeCase(1, Buffer.from('case 1'));
+  const started = new OracleShell(join(dir, 'cases'), toolTimeoutMs, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
+  started.send(0);
+  started.send(1);
+  return started;
+}
+
 describe('a tool that never ends', () => {
   it('is stopped after its timeout and counts as refusing; the tools after it still run, case after case', async () => {
     // Stand-ins on PATH: GNU tar's listing blocks forever (opening a FIFO no one writes), its extraction marks the
     // case, bsdtar exits 3.
-    const bin = join(dir, 'bin');
-    mkdirSync(bin);
     const fifo = join(dir, 'never-written');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    writeFileSync(
-      join(bin, 'tar'),
-      `#!/bin/sh\ncase " $* " in *" -tvzf "*) exec 3<"${fifo}"; exit 0 ;; esac\necho extracted >"$4/marker"\n`,
-    );
-    writeFileSync(join(bin, 'bsdtar'), '#!/bin/sh\nexit 3\n');
-    chmodSync(join(bin, 'tar'), 0o755);
-    chmodSync(join(bin, 'bsdtar'), 0o755);
-    writeCase(0, Buffer.from('case 0'));
-    writeCase(1, Buffer.from('case 1'));
-
-    shell = new OracleShell(join(dir, 'cases'), 300, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
-    shell.send(0);
-    shell.send(1);
+    shell = standInShell(`case " $* " in *" -tvzf "*) exec 3<"${fifo}"; exit 0 ;; esac\necho extracted >"$4/marker"\n`, 'exit 3\n', 300);
     // 143: 128 + SIGTERM's number, as the shell reports a command a signal ended.
     expect(await shell.statuses(0)).toEqual({ list: 143, extract: 0, bsd: 3 });
     expect(await shell.statuses(1)).toEqual({ list: 143, extract: 0, bsd: 3 });
@@ -92,22 +96,11 @@ describe('the extraction', () => {
   it('is not run when GNU tar lists a case as refused and bsdtar accepts it (no verdict reads it), and is otherwise', async () => {
     // Stand-ins on PATH: GNU tar's listing refuses case 0 and accepts case 1, its extraction marks the case it runs on;
     // bsdtar accepts both.
-    const bin = join(dir, 'bin');
-    mkdirSync(bin);
-    writeFileSync(
-      join(bin, 'tar'),
-      '#!/bin/sh\ncase " $* " in *" -tvzf "*"/0/case.tar.gz "*) exit 2 ;; *" -tvzf "*) exit 0 ;; esac\n' +
-        'echo extracted >"$4/marker"\n',
+    shell = standInShell(
+      'case " $* " in *" -tvzf "*"/0/case.tar.gz "*) exit 2 ;; *" -tvzf "*) exit 0 ;; esac\necho extracted >"$4/marker"\n',
+      'exit 0\n',
+      60_000,
     );
-    writeFileSync(join(bin, 'bsdtar'), '#!/bin/sh\nexit 0\n');
-    chmodSync(join(bin, 'tar'), 0o755);
-    chmodSync(join(bin, 'bsdtar'), 0o755);
-    writeCase(0, Buffer.from('case 0'));
-    writeCase(1, Buffer.from('case 1'));
-
-    shell = new OracleShell(join(dir, 'cases'), 60_000, { ...process.env, PATH: `${bin}:${process.env.PATH}` });
-    shell.send(0);
-    shell.send(1);
     expect(await shell.statuses(0)).toEqual({ list: 2, extract: undefined, bsd: 0 });
     expect(existsSync(join(dir, 'cases', '0', 'gnu', 'marker'))).toBe(false);
     expect(await shell.statuses(1)).toEqual({ list: 0, extract: 0, bsd: 0 });
