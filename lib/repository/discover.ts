@@ -46,6 +46,9 @@ export interface ReadFailure {
   readonly errno?: string;
 }
 
+/** How many unreadable paths the error names. */
+const UNREADABLE_SHOWN = 5;
+
 /**
  * The error for a discovery whose files could not all be read (UNREADABLE: the CLI exits 2), or undefined. Read errors
  * are the user's environment, not faults of the models: reporting them as rule violations would send people to fix
@@ -54,7 +57,12 @@ export interface ReadFailure {
 export function unreadableError(discovery: Pick<Discovery, 'unreadable'>): RepositoryAccessError | undefined {
   const failures = [...new Map(discovery.unreadable.map((f) => [f.path, f])).values()];
   if (failures.length === 0) return undefined;
-  const list = failures.map((f) => `cannot read ${f.path}: ${f.reason}`);
+  // The first few, and how many more: a repository copied without read permission fails on every file, and a
+  // message naming ten thousand of them is one line of half a megabyte.
+  const list = failures.slice(0, UNREADABLE_SHOWN).map((f) => `cannot read ${f.path}: ${f.reason}`);
+  if (failures.length > UNREADABLE_SHOWN) {
+    list.push(`and ${failures.length - UNREADABLE_SHOWN} more paths that cannot be read (${failures.length} in all)`);
+  }
   let fix = failures.some((f) => f.errno === 'EACCES' || f.errno === 'EPERM')
     ? ' Make the files readable by this user (chmod -R a+rX, or run as their owner), then run again.'
     : '';

@@ -62,6 +62,31 @@ describe('a link that leaves the repository is never read', () => {
   expect(SECRET).toContain('hostile-test-secret');
 });
 
+describe('many unreadable paths', () => {
+  it('are named five at a time with how many more, in one short line (a repository copied without read permission)', async () => {
+    // Twelve models whose config.pbtxt is a link out of the repository: each is a path that cannot be read.
+    const { mkdirSync, symlinkSync, writeFileSync } = await import('node:fs');
+    const outside = join(base, 'outside.pbtxt');
+    writeFileSync(outside, 'name: "x"\n');
+    const repo = join(base, 'repo');
+    for (let i = 0; i < 12; i++) {
+      const model = join(repo, `m${String(i).padStart(2, '0')}`);
+      mkdirSync(join(model, '1'), { recursive: true });
+      symlinkSync(outside, join(model, 'config.pbtxt'));
+    }
+    const human = await runCli(['validate', repo]);
+    const json = await runCli(['validate', repo, '--json']);
+    for (const run of [human, json]) expect(run.code).toBe(2);
+    const message = (JSON.parse(json.stdout) as { error: { message: string } }).error.message;
+    expect(human.stderr).toBe(`mme-deploy: ${message}\n`);
+    expect(message.match(/cannot read /g)).toHaveLength(5);
+    expect(message).toContain(`cannot read ${repo}/m04/config.pbtxt: a symbolic link that leaves the repository`);
+    expect(message).not.toContain('m05');
+    expect(message).toContain('; and 7 more paths that cannot be read (12 in all).');
+    expect(message).toContain('copy the file into it in place of the link');
+  });
+});
+
 describe('--json is valid JSON whatever the names hold', () => {
   it('keeps a DEL byte a DEL (escaped the JSON way) and shows it as \\x7f to a terminal', async () => {
     const repo = hostileRepository(base, 'del-name');
