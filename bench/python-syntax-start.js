@@ -3,16 +3,15 @@
 // source parsed, its answer read, against a bare `python -I -S -B -c 0` of the same interpreter. Every `validate` of a
 // repository with python models pays it once (and the suite ~190 times). Target: within 1.5x of the bare start.
 // RUNS (default 40) checks each, after one warm-up; children's CPU from /proc/self/stat. The interpreter:
-// MME_DEPLOY_PYTHON, else python3's own executable (not a version manager's shim). Needs `npm run build`.
+// MME_DEPLOY_PYTHON, else python3, started by its own path, which the warm-up's answer names (a version manager's shim
+// is run once, as the check itself then does). Needs `npm run build`.
 'use strict';
-const { execFileSync, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { built } = require('./measure');
 
 const { checkPythonSyntax } = require(built('lib/python-auto-complete/syntax-check.js'));
 const runs = Number(process.env.RUNS ?? 40);
-const ownExecutable = () => execFileSync('python3', ['-I', '-S', '-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-const python = process.env.MME_DEPLOY_PYTHON ?? ownExecutable();
 /** CPU of the children waited for so far, in ms (utime and stime are fields 16 and 17, in clock ticks of 10 ms). */
 const childrenMs = () => {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
@@ -21,11 +20,12 @@ const childrenMs = () => {
 const jobs = [{ name: 'model.py', source: Buffer.from('class TritonPythonModel:\n    def execute(self, requests):\n        return []\n') }];
 
 (async () => {
-  const first = await checkPythonSyntax(jobs, { pythonVersion: '3.10', python });
+  const first = await checkPythonSyntax(jobs, { pythonVersion: '3.10' });
   if (!first.ran) {
-    console.error(`${python} could not run the check: ${first.reason}`);
+    console.error(`${first.python} could not run the check: ${first.reason}`);
     process.exit(2);
   }
+  const python = first.executable;
   let start = childrenMs();
   for (let i = 0; i < runs; i++) await checkPythonSyntax(jobs, { pythonVersion: '3.10', python });
   const check = (childrenMs() - start) / runs;
