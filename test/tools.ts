@@ -37,6 +37,8 @@ export interface ToolInventory {
 export const INVENTORY_VARIABLE = 'MME_TEST_TOOLS';
 /** The file where skipped tests record the tool they missed, for the run's closing summary. */
 export const SKIP_LOG_VARIABLE = 'MME_TEST_SKIP_LOG';
+/** NODE_EXTRA_CA_CERTS as the run found it, for npm only (test/global-setup.ts setAsideExtraCaCerts). */
+export const EXTRA_CA_VARIABLE = 'MME_TEST_NODE_EXTRA_CA_CERTS';
 
 /** Every executable called `name` on `path`, in order. */
 export function onPath(name: string, path = process.env.PATH ?? ''): string[] {

@@ -27,6 +27,7 @@ import { basename, join } from 'node:path';
 import { ApiModels, botocoreDataDir, formatFindings } from './api-model';
 import { recordTemplate } from './cfn-lint';
 import { loadScaled } from '../load-scale';
+import { EXTRA_CA_VARIABLE } from '../tools';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -120,9 +121,12 @@ function placeOwn(app: string, dependencies: Record<string, string>): void {
 
 /**
  * The environment of the npm commands: without the update check npm makes after a command (a registry request for
- * npm's own metadata, at most once a week), which this machine's ~/.npmrc turns off but a fresh CI account does not.
+ * npm's own metadata, at most once a week), which this machine's ~/.npmrc turns off but a fresh CI account does not;
+ * with the NODE_EXTRA_CA_CERTS the global setup set aside for the suite's other node processes (a proxy to the registry
+ * may need it).
  */
-const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false' };
+const extraCa = process.env[EXTRA_CA_VARIABLE];
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', ...(extraCa ? { NODE_EXTRA_CA_CERTS: extraCa } : {}) };
 
 /** A registry release: its version and the SRI integrity of its tarball (`sha512-<base64>`). */
 interface Release {
