@@ -6,6 +6,7 @@
 // tokenize.detect_encoding), so a Latin-1 file that declares itself compiles, and one that does not is refused with
 // the words python's import uses ("Non-UTF-8 code starting with ...").
 
+import { createHash } from 'node:crypto';
 import { startPython, type PythonRun, type StartedPython } from './spawn-python';
 import { MmeError } from '../errors';
 import { knownInterpreter, pythonName, rememberInterpreter } from './interpreter';
@@ -229,10 +230,32 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const BATCH_BYTES = 16 * 1024;
 
 /**
+ * Sources a python found valid in this process, by interpreter and feature version: one that compiled once compiles
+ * again (its bytes decide; a file's name only shapes a fault's message, and a faulty source is always sent again). A
+ * program that validates more than once (the library's validateRepository; a test file of this suite) starts python
+ * only for the sources it has not seen. Kept for checks of up to REMEMBERED_CHECK_SIZE sources: hashing
+ * ten thousand model.py files costs a one-shot CLI more than it could gain.
+ */
+const validSources = new Map<string, { readonly version: string; readonly keys: Set<string> }>();
+const REMEMBERED_CHECK_SIZE = 256;
+/** At most this many sources are remembered per interpreter: past it, the memory starts again empty. */
+const REMEMBERED_SOURCES = 10_000;
+
+/** validSources' key of an interpreter (its own path, sys.executable) and a target's `feature`. */
+function interpreterKey(executable: string, feature: readonly number[]): string {
+  return `${executable}\n${feature.join('.')}`;
+}
+
+function sourceKey(source: Buffer): string {
+  return createHash('sha256').update(source).digest('base64');
+}
+
+/**
  * Starts a syntax check that receives its sources as they are found: on a repository of ten thousand python models the
  * python process (its start-up included, a second for a pyenv shim) works on the other core while the caller reads and
  * checks the models, instead of after it (bench/validate.js, issue 23 item 8). The caller lets the event loop run now
- * and then, so that what the pipe could not take at once is sent.
+ * and then, so that what the pipe could not take at once is sent. A source this process already found valid with the
+ * same interpreter is not sent (validSources); when every one was, python does not start.
  */
 export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   if (options.runner) return runnerCheck(options.runner, options);
@@ -240,7 +263,13 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   const python = pythonName(options.python, env);
   // The interpreter itself when an earlier run learnt it: `python3` is often a shim that takes a second to start.
   const executable = knownInterpreter(python, env);
+  const feature = featureOf(options.pythonVersion);
+  const known = executable === undefined ? undefined : validSources.get(interpreterKey(executable, feature));
   const jobs: SyntaxJob[] = [];
+  /** The index in `jobs` of each source sent, in the order python answers them. */
+  const sent: number[] = [];
+  /** Each sent source's validSources key, while the check is small enough to remember. */
+  const keys: string[] = [];
   let child: StartedPython | undefined;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -251,7 +280,7 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
       stderrLimit: 16 * 1024,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    child.write(`${featureOf(options.pythonVersion).join(' ')}\n`);
+    child.write(`${feature.join(' ')}\n`);
     return child;
   };
   const flush = () => {
@@ -263,6 +292,12 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
   return {
     add(job) {
       jobs.push(job);
+      if (jobs.length <= REMEMBERED_CHECK_SIZE) {
+        const key = sourceKey(job.source);
+        if (known?.keys.has(key)) return;
+        keys.push(key);
+      }
+      sent.push(jobs.length - 1);
       const name = Buffer.from(job.name);
       const header = Buffer.from(`${name.length} ${job.source.length}\n`);
       pending.push(header, name, job.source);
@@ -270,20 +305,45 @@ export function startSyntaxCheck(options: SyntaxCheckOptions): SyntaxSession {
       if (pendingBytes >= BATCH_BYTES || child === undefined) flush();
     },
     async finish() {
+      if (sent.length === 0 && known !== undefined && executable !== undefined) {
+        return { ran: true, executable, version: known.version, faults: new Array<undefined>(jobs.length).fill(undefined) };
+      }
       flush();
-      const result = answerOf(await (child ?? start()).end(), python, jobs.length, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      if (result.ran) rememberInterpreter(python, env, result.executable);
-      else if (executable !== undefined) {
-        // What an earlier run found is gone: ask for the name again.
+      const answer = answerOf(await (child ?? start()).end(), python, sent.length, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      if (answer.ran) rememberInterpreter(python, env, answer.executable);
+      else {
+        if (executable === undefined) return answer;
+        // What an earlier run found is gone: ask for the name again, for every source.
         rememberInterpreter(python, env, undefined);
         return checkPythonSyntax(jobs, options);
       }
-      return result;
+      const faults = new Array<SyntaxFault | undefined>(jobs.length).fill(undefined);
+      sent.forEach((job, i) => (faults[job] = answer.faults[i]));
+      if (jobs.length <= REMEMBERED_CHECK_SIZE) remember(answer.executable, feature, answer.version, keys, answer.faults);
+      return { ...answer, faults };
     },
     cancel() {
       child?.kill();
     },
   };
+}
+
+/** Adds the sources that compiled (no fault) to validSources. */
+function remember(
+  executable: string,
+  feature: readonly number[],
+  version: string,
+  keys: readonly string[],
+  faults: readonly (SyntaxFault | undefined)[],
+): void {
+  const id = interpreterKey(executable, feature);
+  let entry = validSources.get(id);
+  if (entry?.version !== version || entry.keys.size > REMEMBERED_SOURCES) {
+    validSources.set(id, (entry = { version, keys: new Set() }));
+  }
+  keys.forEach((key, i) => {
+    if (!faults[i]) entry.keys.add(key);
+  });
 }
 
 /** The checker's `feature`: `[major, minor]` of a `major.minor` version. */

@@ -204,6 +204,31 @@ suiteFor({ tools: ['python3'] })('model.py syntax check, streamed', () => {
     expect(result.faults[5]!.message).toContain('in file m5/1/model.py on line 2');
   });
 
+  it('starts no python for a source this process found valid with the same interpreter and target, only for the others', async () => {
+    // A name of its own: what the interpreter it names found is remembered apart from the other tests' python3.
+    const python = countingPython(join(work, 'starts-remembered'));
+    const valid = Buffer.from(`${VALID}# remembered\n`);
+    const faulty = Buffer.from(`${MISSING_COLON}# remembered\n`);
+    const check = (sources: Buffer[], more: { pythonVersion?: string; timeoutMs?: number } = {}) =>
+      checkPythonSyntax(
+        sources.map((source, i) => ({ name: `m${i}/1/model.py`, source })),
+        { pythonVersion: '3.10', python, ...more },
+      );
+    const first = await check([valid, faulty]);
+    if (!first.ran) throw new Error(`the check did not run: ${first.reason}`);
+    expect(first.faults.map((f) => f?.line ?? null)).toEqual([null, 2]);
+    // The faulty source is sent again and answered at its own index; the valid one is answered from memory.
+    const mixed = await check([faulty, valid, faulty]);
+    expect(mixed).toEqual({ ...first, faults: [first.faults[1], undefined, first.faults[1]] });
+    // A time limit no python start can meet: only an answer from memory arrives within it.
+    const tight = { timeoutMs: 1 };
+    expect(await check([valid, valid], tight)).toEqual({ ...first, faults: [undefined, undefined] });
+    expect(await check([faulty], tight)).toMatchObject({ ran: false, reason: 'did not finish within 0 s' });
+    // Memory is per target: the same source for Triton 25.04's Python 3.12 goes to python.
+    await check([valid]);
+    expect(await check([valid], { ...tight, pythonVersion: '3.12' })).toMatchObject({ ran: false });
+  });
+
   it('gives python\'s import wording for a file that fails the fast parse (a declared encoding it cannot decode)', async () => {
     const source = Buffer.concat([Buffer.from('# -*- coding: ascii -*-\nNAME = "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]);
     const result = await checkPythonSyntax([{ name: 'm/1/model.py', source }], { pythonVersion: '3.10' });
