@@ -107,27 +107,14 @@ interface Entry {
 const NO_FOLLOW = constants.O_NOFOLLOW === undefined ? 'r' : constants.O_RDONLY | constants.O_NOFOLLOW;
 
 /**
- * A file first asked for its bytes is opened before anything is known of it, one path walk instead of lstat's and
- * open's two (`validate --no-python-syntax` of a 10,000-model python repository, bench/validate.js: lstat was 100 of
- * its 720 ms of file-system calls, profiled; 1.15-1.17 s instead of 1.24-1.26 s, three runs each): not through a
- * link (ELOOP, then lstat decides where it leads), not waiting for a FIFO's writer (O_NONBLOCK), and never taking a
- * terminal as this process's own (O_NOCTTY); fstat then says what it is, and only a regular file is read. Not on
- * Windows, which has none of these flags: lstat first there.
- */
-const DIRECT =
-  constants.O_NOFOLLOW === undefined || constants.O_NONBLOCK === undefined || constants.O_NOCTTY === undefined
-    ? undefined
-    : constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-
-/**
  * The model's files as they are on disk, read on demand and remembered: a model is asked about a handful of paths,
  * so reading its whole tree up front (a SavedModel, a conda environment) would cost far more than it saves.
  * A path that exists but cannot be read (EACCES, ELOOP, EIO, a regular file this user may not read) is reported to
  * `onUnreadable` and looks absent to the rules: the caller reports it as a read error, not as a fault of the model.
  *
- * Where a file lives is decided from one lstat (or the open of DIRECT) and the directory it is in (resolved once per
- * directory, or known plain from `plainDirs`), not by a realpath per file: on a 10,000-model python repository
- * realpath per model.py cost about a third of the whole validation (bench/validate.js, issue 23 item 8).
+ * Where a file lives is decided from one lstat and the directory it is in (resolved once per directory, or known plain
+ * from `plainDirs`), not by a realpath per file: on a 10,000-model python repository realpath per model.py cost about
+ * a third of the whole validation (bench/validate.js, issue 23 item 8).
  */
 export function diskFiles(onUnreadable: OnUnreadable = () => undefined, options: DiskFilesOptions = {}): ModelFiles {
   return new DiskFiles(onUnreadable, options.rootReal, options.plainDirs === undefined ? [] : [...options.plainDirs]);
@@ -181,11 +168,7 @@ class DiskFiles implements ModelFiles {
   }
 
   readBytes(path: string): Buffer | undefined {
-    let known: Known | undefined = this.known?.get(path);
-    if (known === undefined && DIRECT !== undefined) {
-      known = this.readDirect(path, DIRECT);
-      if (known !== undefined) return known.bytes;
-    }
+    let known: Known | undefined;
     try {
       known = this.lookUp(path);
       if (known.read) return known.bytes;
@@ -226,46 +209,6 @@ class DiskFiles implements ModelFiles {
       read: (buffer, length, position) => readSync(fd, buffer, 0, length, position),
       close: () => closeSync(fd),
     };
-  }
-
-  /**
-   * readBytes of a path not asked about before, through one open (DIRECT): what is there, read when it is a regular file
-   * inside the repository. Undefined when lstat must decide: a link, or an error lstat and open report as before.
-   */
-  private readDirect(path: string, flags: number): Known | undefined {
-    let fd: number;
-    try {
-      fd = openSync(path, flags);
-    } catch (err) {
-      if (!ABSENT.has((err as NodeJS.ErrnoException).code ?? '')) return undefined;
-      return this.remember(path, { entry: undefined, read: true });
-    }
-    let known: Known | undefined;
-    try {
-      const stats = fstatSync(fd);
-      const kind = stats.isFile() ? 'file' : stats.isDirectory() ? 'directory' : 'other';
-      known = this.remember(path, { entry: { kind, size: stats.size, link: false }, read: true });
-      if (kind === 'file') this.checkInside(path, known.entry!);
-    } catch (err) {
-      closeSync(fd);
-      this.failed(path, err);
-      return known ?? this.remember(path, { entry: undefined, read: true });
-    }
-    if (known.entry!.kind !== 'file') {
-      closeSync(fd);
-      return known;
-    }
-    try {
-      known.bytes = readWhole(fd, known.entry!.size);
-    } catch (err) {
-      this.failed(path, err);
-    }
-    return known;
-  }
-
-  private remember(path: string, known: Known): Known {
-    (this.known ??= new Map()).set(path, known);
-    return known;
   }
 
   private failed(path: string, err: unknown): undefined {

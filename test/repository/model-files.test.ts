@@ -82,7 +82,7 @@ describe('diskFiles', () => {
     expect(failures).toEqual([]);
   });
 
-  it('does not read a FIFO (it would wait for a writer forever): opened without waiting, it is seen for what it is', () => {
+  it('does not open a FIFO to read it (it would wait for a writer forever)', () => {
     const fifo = join(model, '1', 'model.py');
     rmSync(fifo);
     execFileSync('mkfifo', [fifo]);
