@@ -2,7 +2,7 @@
 // a CSV the user wrote) becomes per-model weights or a recorded trace; weights are sampled with Walker's alias method
 // so each request costs O(1) however many models there are.
 
-import { diagnostic, type Diagnostic } from '../diagnostics';
+import { diagnostic, fewNames, type Diagnostic } from '../diagnostics';
 import type { RandomSource } from './seeded-random';
 
 /** How requests spread over the models. */
@@ -164,7 +164,7 @@ export function trafficWeights(
             'warning',
             'traffic-missing-model',
             `${silent.length} model(s) have no row in the traffic file and get no requests: ` +
-              `${preview(silent)}; add a \`name,weight\` row for each to include them`,
+              `${fewNames(silent)}; add a \`name,weight\` row for each to include them`,
             { file: spec.file },
           ),
         );
@@ -202,7 +202,7 @@ function unknownModel(file: string, name: string, models: readonly string[]): Di
   return diagnostic(
     'error',
     'traffic-unknown-model',
-    `the traffic file names \`${name}\`, which is not one of the planned models (${preview(models)}); ` +
+    `the traffic file names \`${name}\`, which is not one of the planned models (${fewNames(models)}); ` +
       'use the names the plan prints',
     { file },
   );
@@ -217,10 +217,6 @@ function startsOfLines(lines: readonly string[], text: string): number[] {
     offset += line.length + (text[offset + line.length] === '\r' ? 2 : 1);
   }
   return starts;
-}
-
-function preview(names: readonly string[]): string {
-  return names.length <= 5 ? names.join(', ') : `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`;
 }
 
 /** Walker's alias table: sampling an index proportionally to its weight with one table look-up. */

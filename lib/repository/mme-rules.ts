@@ -5,7 +5,7 @@
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { readTarGz } from '../archive/tar-reader';
-import { asWarning, diagnostic, type Diagnostic, type Severity } from '../diagnostics';
+import { asWarning, diagnostic, fewNames, type Diagnostic, type Severity } from '../diagnostics';
 import { isInside } from '../paths';
 import type { Discovery } from './discover';
 import { decoupledModels, topLevelEnsembles } from './ensemble-graph';
@@ -128,12 +128,6 @@ export async function checkMmeArchive(discovery: Discovery, targetModel: string,
   }
   for (const model of discovery.models) out.push(...(await checkExecutionEnv(model, options.envArchives)));
   return out;
-}
-
-/** The first names and how many more: a message about 100,000 directories stays a line, not 70 KB. */
-function fewNames(names: readonly string[], shown = 5): string {
-  const first = names.slice(0, shown).join(', ');
-  return names.length > shown ? `${first} and ${names.length - shown} more` : first;
 }
 
 function checkEnsembleChoice(discovery: Discovery, models: Map<string, LoadedModel>, out: Diagnostic[]) {
