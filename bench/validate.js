@@ -5,12 +5,13 @@
 // Then a 10,000-model python repository (20,000 small files: config.pbtxt and 1/model.py each), validated beside the
 // read floor: a node process that only lists the repository and reads every file, synchronously (issue 23 item 8).
 // Target: validate within 1.5x of the floor. Every model.py there is the same file (a repository made from a template);
-// the same repository with a different model.py in each model is timed too.
+// the same repository with a different model.py in each model is timed too. Each run's CPU time (all threads, and the
+// python that validate starts; Linux) gives the least wall time any spreading of its work over the cores could reach.
 // Then one more run of each with every file-system call timed (bench/fs-time.js): how much of each is system calls.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { availableParallelism, tmpdir } = require('node:os');
 const { basename, join } = require('node:path');
 const { built } = require('./measure');
 
@@ -140,6 +141,18 @@ console.log(`  read floor:       ${pythonRepo.floor.toFixed(2)} s wall (best of 
 console.log(`  whole validate:   ${pythonRepo.validate.toFixed(2)} s wall (best of 3: ${seconds(pythonRepo.validates)})`);
 const ratio = pythonRepo.validate / pythonRepo.floor;
 console.log(`  validate / floor: ${ratio.toFixed(2)}x, target <= 1.5x -> ${ratio <= 1.5 ? 'met' : 'NOT met'}`);
+// The CPU time each takes (every thread, and for validate the python it starts): with N cores, a command that needs C
+// seconds of CPU cannot take less than C / N seconds of wall time, however its work is spread over threads.
+if (pythonRepo.cpu.floor.length > 0) {
+  const cores = availableParallelism();
+  const least = (list) => Math.min(...list);
+  const line = (label, list) => `${label} ${least(list).toFixed(2)} s (${seconds(list)})`;
+  console.log(`  CPU time (least of 3; ${cores} cores): ${line('read floor', pythonRepo.cpu.floor)}, ` +
+    `${line('validate', pythonRepo.cpu.validate)}, ${line('--no-python-syntax', pythonRepo.cpu.noSyntax)}`);
+  const bound = least(pythonRepo.cpu.validate) / cores;
+  console.log(`    validate cannot take less than ${bound.toFixed(2)} s of wall time here, all ${cores} cores busy: ` +
+    `${(bound / pythonRepo.floor).toFixed(2)}x the read floor`);
+}
 // Where the time goes: the file-system calls (node's wrappers included) against the rest (JavaScript, garbage
 // collection, waiting for the syntax check's python), from one more run of each with every call timed.
 console.log('  where the time goes (one more run each, every file-system call timed by bench/fs-time.js):');
@@ -157,6 +170,23 @@ const distinctRatio = pythonRepo.validateDistinct / pythonRepo.distinctFloor;
 console.log(`  each model.py different: read floor ${pythonRepo.distinctFloor.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinctFloors)}), validate ${pythonRepo.validateDistinct.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinct)}), ${distinctRatio.toFixed(2)}x`);
+
+/**
+ * The CPU seconds (user and system) of this process's children that have ended, from /proc/self/stat (cutime and
+ * cstime, which hold the grandchildren each child waited for: validate's python); undefined off Linux.
+ */
+function childrenCpuSeconds() {
+  let stat;
+  try {
+    stat = readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  // After the command name in parentheses (which may hold spaces), fields 3 on; cutime and cstime are fields 16 and 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // In clock ticks of USER_HZ, 100 per second on Linux (proc(5)).
+  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / 100;
+}
 
 /** Writes the python repository, times the read floor and validate (each best of 3, alternated), then removes it. */
 function pythonRepository() {
@@ -178,19 +208,25 @@ function pythonRepository() {
       }
     };
     walk(process.argv[1]);`;
-  const time = (args, env = process.env) => {
+  // Each run's CPU time too (all its threads, and the python it starts), into `cpu` when given.
+  const time = (args, env = process.env, cpu = undefined) => {
+    const cpuBefore = childrenCpuSeconds();
     const begin = process.hrtime.bigint();
     const result = spawnSync(process.execPath, args, { env, maxBuffer: 1 << 28 });
+    const wall = Number(process.hrtime.bigint() - begin) / 1e9;
     if (result.status !== 0) throw new Error(`${args.join(' ')} failed: exit ${result.status}, ${result.stderr}`);
-    return Number(process.hrtime.bigint() - begin) / 1e9;
+    const cpuAfter = childrenCpuSeconds();
+    if (cpu !== undefined && cpuBefore !== undefined && cpuAfter !== undefined) cpu.push(cpuAfter - cpuBefore);
+    return wall;
   };
   const floors = [];
   const validates = [];
   const noSyntax = [];
+  const cpu = { floor: [], validate: [], noSyntax: [] };
   for (let i = 0; i < 3; i++) {
-    floors.push(time(['-e', floorScript, root]));
-    validates.push(time([cli, 'validate', root, '--json']));
-    noSyntax.push(time([cli, 'validate', root, '--json', '--no-python-syntax']));
+    floors.push(time(['-e', floorScript, root], process.env, cpu.floor));
+    validates.push(time([cli, 'validate', root, '--json'], process.env, cpu.validate));
+    noSyntax.push(time([cli, 'validate', root, '--json', '--no-python-syntax'], process.env, cpu.noSyntax));
   }
   // A run of `node args` with bench/fs-time.js preloaded: its time in file-system calls and in all.
   const timedCalls = (args) => {
@@ -219,7 +255,7 @@ function pythonRepository() {
   rmSync(root, { recursive: true, force: true });
   const best = (list) => Math.min(...list);
   return {
-    floors, validates, noSyntax, distinctFloors, distinct, splits,
+    floors, validates, noSyntax, distinctFloors, distinct, splits, cpu,
     floor: best(floors), validate: best(validates), validateNoSyntax: best(noSyntax),
     distinctFloor: best(distinctFloors), validateDistinct: best(distinct),
   };
