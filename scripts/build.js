@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The one build: tsc writes the library to dist/ (tsconfig.build.json), then scripts/bundle-cli.js writes the CLI as
-// one file, dist/bin/mme-deploy.js. `npm run build` always rebuilds; `--if-stale` (the clone's `npm ci` through
-// `prepare`, a git-URL install, and the test run's global setup) rebuilds only when a source is newer than dist/, so
-// nothing that reads dist/ while it runs sees it deleted, and a second install or test run costs no build.
+// one file, dist/bin/mme-deploy-cli.js, which dist/bin/mme-deploy.js starts from a V8 code cache. `npm run build`
+// always rebuilds; `--if-stale` (the clone's `npm ci` through `prepare`, a git-URL install, and the test run's global
+// setup) rebuilds only when a source is newer than dist/, so nothing that reads dist/ while it runs sees it deleted,
+// and a second install or test run costs no build.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { existsSync, readdirSync, rmSync, statSync } = require('node:fs');

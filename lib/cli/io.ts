@@ -1,5 +1,7 @@
 // What a command needs from the outside world, so commands can be run in-process by tests.
 
+import { isatty } from 'node:tty';
+
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
@@ -36,7 +38,10 @@ export function processIo(): CliIo {
     status: process.stderr.isTTY ? (line) => process.stderr.write(`\r${line}\x1b[K`) : undefined,
     env: process.env,
     cwd: process.cwd(),
-    prompt: process.stdin.isTTY
+    // isatty(0), not process.stdin.isTTY: reading that property makes node build the stdin stream, about 5 ms of
+    // every start (bench/startup.js), for the few commands that ever ask. Both say whether fd 0 is a terminal
+    // (nodejs/node:lib/internal/bootstrap/switches/is_main_thread.js:140-147, getStdin: a tty.ReadStream when it is).
+    prompt: isatty(0)
       ? async (question) => {
           const readline = await import('node:readline/promises');
           const rl = readline.createInterface({ input: process.stdin, output: process.stderr });

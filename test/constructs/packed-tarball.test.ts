@@ -17,7 +17,7 @@
 // The synths' python3 named by MME_DEPLOY_PYTHON (not a version manager's shim) and the file checks shared by all
 // configs took a run from 62 s of CPU to 57 s (jest included, at a load of 6 to 8).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync,
@@ -431,6 +431,23 @@ describe('the npm package in fresh CommonJS and ESM apps', () => {
       expect.arrayContaining(['dist/constructs/index.js', 'dist/lib/index.d.ts', 'constructs/handlers/scaling-guard/index.js']),
     );
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('dist/test/') || f.endsWith('.test.js'))).toEqual([]);
+  });
+
+  it('runs the installed `mme-deploy` command, started from the code cache the package ships', () => {
+    const bin = ['dist/bin/mme-deploy.js', 'dist/bin/mme-deploy-cli.js', 'dist/bin/mme-deploy-cli.cache'];
+    expect(files).toEqual(expect.arrayContaining(bin));
+    // The app npm installed from the tarball (the other one holds a copy of the package).
+    const dir = join(work, 'app-0');
+    const env = { PATH: process.env.PATH, HOME: work };
+    const version = spawnSync(join(dir, 'node_modules', '.bin', 'mme-deploy'), ['--version'], { cwd: dir, env, encoding: 'utf8' });
+    expect(version).toMatchObject({ status: 0, stdout: `${pkg.version}\n`, stderr: '' });
+    const launcher = JSON.stringify(join(dir, 'node_modules', 'mme-deploy', 'dist', 'bin', 'mme-deploy.js'));
+    const use = spawnSync(process.execPath, ['-e', `process.stdout.write(require(${launcher}).compileCli().cache)`], {
+      cwd: dir,
+      env,
+      encoding: 'utf8',
+    });
+    expect({ stdout: use.stdout, stderr: use.stderr }).toEqual({ stdout: 'used', stderr: '' });
   });
 
   // The npm package's files as npm lists them (the pack above): every docs/ page a message of lib/ names ships in it.
