@@ -1,5 +1,6 @@
-// What several benchmarks share: the built files they run, their numeric options, and a command's wall time and peak RSS as GNU time
-// measures them (the RSS of a child process is not visible from node itself).
+// What several benchmarks share: the built files they run, their numeric options, their children's CPU time, and a
+// command's wall time and peak RSS as GNU time measures them (the RSS of a child process is not visible from node
+// itself).
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -55,4 +56,21 @@ function timeCommand(file, args, options = {}) {
   };
 }
 
-module.exports = { built, flag, numberOption, requireGnuTime, timeCommand };
+/**
+ * The CPU seconds (user and system) of this process's children that have ended, from /proc/self/stat (cutime and
+ * cstime, which hold the grandchildren each child waited for: validate's python); undefined off Linux.
+ */
+function childrenCpuSeconds() {
+  let stat;
+  try {
+    stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  // After the command name in parentheses (which may hold spaces), fields 3 on; cutime and cstime are fields 16 and 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // In clock ticks of USER_HZ, 100 per second on Linux (proc(5)).
+  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / 100;
+}
+
+module.exports = { built, childrenCpuSeconds, flag, numberOption, requireGnuTime, timeCommand };

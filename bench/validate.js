@@ -13,7 +13,7 @@ const { spawnSync } = require('node:child_process');
 const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = require('node:fs');
 const { availableParallelism, tmpdir } = require('node:os');
 const { basename, join } = require('node:path');
-const { built } = require('./measure');
+const { built, childrenCpuSeconds } = require('./measure');
 
 const cli = built('bin/mme-deploy.js');
 const { parseModelConfig } = require(built('lib/config/parse.js'));
@@ -170,23 +170,6 @@ const distinctRatio = pythonRepo.validateDistinct / pythonRepo.distinctFloor;
 console.log(`  each model.py different: read floor ${pythonRepo.distinctFloor.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinctFloors)}), validate ${pythonRepo.validateDistinct.toFixed(2)} s ` +
   `(best of 3: ${seconds(pythonRepo.distinct)}), ${distinctRatio.toFixed(2)}x`);
-
-/**
- * The CPU seconds (user and system) of this process's children that have ended, from /proc/self/stat (cutime and
- * cstime, which hold the grandchildren each child waited for: validate's python); undefined off Linux.
- */
-function childrenCpuSeconds() {
-  let stat;
-  try {
-    stat = readFileSync('/proc/self/stat', 'utf8');
-  } catch {
-    return undefined;
-  }
-  // After the command name in parentheses (which may hold spaces), fields 3 on; cutime and cstime are fields 16 and 17.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // In clock ticks of USER_HZ, 100 per second on Linux (proc(5)).
-  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / 100;
-}
 
 /** Writes the python repository, times the read floor and validate (each best of 3, alternated), then removes it. */
 function pythonRepository() {

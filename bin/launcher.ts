@@ -59,7 +59,7 @@ export function compileCli(): CompiledCli {
   } catch {
     // No cache: compiled from the source alone.
   }
-  const check = cache === undefined ? undefined : checkOf(bytes);
+  const check = checkOf(bytes);
   const fits = cache !== undefined && check !== undefined && cache.toString('latin1', 0, CHECK_LENGTH) === check;
   // The file is the CLI wrapped as node wraps a CommonJS module: one function of the module's five variables.
   const script = new Script(bytes.toString('utf8'), {
@@ -68,7 +68,7 @@ export function compileCli(): CompiledCli {
   });
   const use: CacheUse =
     cache === undefined ? 'missing' : check === undefined ? 'unchecked' : !fits ? 'stale' : script.cachedDataRejected ? 'rejected' : 'used';
-  return { script, cache: use, check: check ?? checkOf(bytes) };
+  return { script, cache: use, check };
 }
 
 /** Compiles and runs the CLI, which reads process.argv and sets the exit code itself. */
